@@ -1,0 +1,74 @@
+// The kernel registry: every tcgemm kernel, described as data.
+//
+// The API dispatcher, tcgemm-bench, the tuner and the tests all read this one
+// list; nothing switches on kernel numbers. A kernel's constraints are plain
+// data checked by one function (check_constraints), so the same rule refuses
+// a problem in the API, skips it in the bench and is unit-tested on the CPU.
+#pragma once
+
+#include <tcgemm/tcgemm.h>
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace tcgemm {
+
+// Bit sets over the small enums, e.g. bit(DType::kBF16) | bit(DType::kFP16).
+constexpr std::uint32_t bit(DType d) { return 1u << static_cast<int>(d); }
+constexpr std::uint32_t bit(Layout l) { return 1u << static_cast<int>(l); }
+
+// What a kernel needs of a problem. Sizes and leading dimensions are in
+// elements, alignments in bytes. A multiple of 1 means "any".
+struct KernelConstraints {
+  std::uint32_t input_dtypes = 0;    // bit(DType) set for A and B
+  std::uint32_t output_dtypes = 0;   // bit(DType) set for C
+  std::uint32_t a_layouts = 0;       // bit(Layout) set
+  std::uint32_t b_layouts = 0;
+  std::uint32_t c_layouts = 0;
+  std::int64_t m_multiple = 1;
+  std::int64_t n_multiple = 1;
+  std::int64_t k_multiple = 1;
+  std::int64_t lda_multiple = 1;
+  std::int64_t ldb_multiple = 1;
+  std::int64_t ldc_multiple = 1;
+  std::int64_t ab_alignment = 1;     // bytes, for the A and B base pointers
+  std::int64_t c_alignment = 1;      // bytes, for the C base pointer
+  std::int64_t max_dim = INT64_MAX;  // largest M, N, K
+  std::int64_t max_batch = 1;
+  int compute_capability = 0;        // exact SM version required (90 = sm_90a); 0 = any
+};
+
+// The device facts a kernel's constraints are checked against.
+struct DeviceCaps {
+  int compute_capability = 0;  // major * 10 + minor; 0 = no device
+};
+
+// Empty when `args` satisfies `constraints` on `device`, otherwise the first
+// reason it does not, naming what is missing (e.g. "lda=4097 is not a multiple
+// of 8"). Assumes validate(args) passed.
+std::string check_constraints(const KernelConstraints& constraints,
+                              const GemmArgs& args, const DeviceCaps& device);
+
+// Enqueues the kernel on args.stream. Called only after check_constraints
+// passed and with M, N, K > 0.
+using KernelLauncher = Status (*)(const GemmArgs& args);
+
+struct KernelInfo {
+  std::string_view name;         // stable, used by --kernels filters and GemmOptions
+  std::string_view description;  // one line
+  KernelConstraints constraints;
+  KernelLauncher launch = nullptr;
+};
+
+// All kernels, in the dispatcher's order of preference (best first).
+std::span<const KernelInfo> registry();
+
+// The kernel with this exact name, or nullptr.
+const KernelInfo* find_kernel(std::string_view name);
+
+// One line describing the constraints, for tables and error messages.
+std::string describe(const KernelConstraints& constraints);
+
+}  // namespace tcgemm

@@ -1,0 +1,108 @@
+// tcgemm public API: one GEMM call shaped like cublasGemmEx.
+//
+//   C = alpha * A * B + beta * C
+//
+// A is M x K, B is K x N, C is M x N (logical shapes). Each matrix is stored
+// row- or column-major with a leading dimension, exactly as in BLAS:
+//   row-major    element (i, j) at ptr[i * ld + j], ld >= max(1, cols)
+//   column-major element (i, j) at ptr[i + j * ld], ld >= max(1, rows)
+// In cuBLAS terms (everything column-major), a row-major A is op(A) = T.
+// The worklog's "TN" problem is A row-major, B column-major, C column-major.
+//
+// Inputs A and B are bf16 or fp16 (both the same); C is bf16, fp16 or fp32.
+// Accumulation is always fp32. alpha and beta are fp32; when beta == 0, C is
+// not read (NaN or garbage in C does not propagate), as in BLAS.
+//
+// The call is asynchronous: it enqueues work on `stream` and never
+// synchronizes the device. It is thread-safe (no global mutable state besides
+// a once-initialized driver entry point). On any error nothing is enqueued and
+// C is untouched.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace tcgemm {
+
+enum class DType : int { kBF16 = 0, kFP16 = 1, kFP32 = 2 };
+enum class Layout : int { kRowMajor = 0, kColMajor = 1 };
+
+enum class StatusCode : int {
+  kSuccess = 0,
+  kInvalidValue,   // an argument is wrong (names the argument)
+  kNotSupported,   // valid problem no kernel implements yet (names what is missing)
+  kArchMismatch,   // no device, or the device lacks what the kernels need (sm_90a)
+  kCudaError,      // a CUDA runtime / driver call failed (names the call)
+};
+
+// Result of every API call: a code and a human-readable message.
+struct Status {
+  StatusCode code = StatusCode::kSuccess;
+  std::string message;
+
+  bool ok() const { return code == StatusCode::kSuccess; }
+  static Status success() { return {}; }
+};
+
+std::string_view to_string(StatusCode code);
+std::string_view to_string(DType dtype);     // "bf16", "fp16", "fp32"
+std::string_view to_string(Layout layout);   // "row", "col"
+std::size_t size_of(DType dtype);            // bytes per element
+
+// One matrix operand: pointer, dtype, storage order and leading dimension (in
+// elements). `stride` is the distance in elements between consecutive batch
+// entries; it is ignored when batch_count == 1.
+struct MatrixRef {
+  const void* ptr = nullptr;
+  DType dtype = DType::kBF16;
+  Layout layout = Layout::kRowMajor;
+  std::int64_t ld = 0;
+  std::int64_t stride = 0;
+};
+
+struct MutableMatrixRef {
+  void* ptr = nullptr;
+  DType dtype = DType::kBF16;
+  Layout layout = Layout::kColMajor;
+  std::int64_t ld = 0;
+  std::int64_t stride = 0;
+};
+
+// A full GEMM problem. Sizes are 64-bit; batch_count >= 1.
+struct GemmArgs {
+  std::int64_t m = 0;
+  std::int64_t n = 0;
+  std::int64_t k = 0;
+  MatrixRef a;          // M x K
+  MatrixRef b;          // K x N
+  MutableMatrixRef c;   // M x N, read when beta != 0, always written
+  float alpha = 1.0f;
+  float beta = 0.0f;
+  std::int64_t batch_count = 1;
+  cudaStream_t stream = nullptr;
+};
+
+// Options that do not change the mathematical result.
+struct GemmOptions {
+  // Run exactly this registry kernel (see tcgemm::registry()); empty means let
+  // the dispatcher choose. A named kernel that cannot run the problem returns
+  // kNotSupported with its reason.
+  std::string_view kernel;
+};
+
+// Checks the arguments only (no device access): kInvalidValue naming the first
+// bad argument, or kSuccess. Host-testable.
+Status validate(const GemmArgs& args);
+
+// C = alpha * A * B + beta * C on args.stream.
+// Errors: kInvalidValue (bad argument, named), kNotSupported (valid problem
+// that no registry kernel implements; the message gives each kernel's reason),
+// kArchMismatch (no sm_90 device), kCudaError (launch or driver failure).
+// Degenerate sizes follow BLAS: M == 0 or N == 0 does nothing; K == 0 sets
+// C = beta * C.
+Status gemm(const GemmArgs& args, const GemmOptions& options = {});
+
+}  // namespace tcgemm

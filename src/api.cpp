@@ -1,0 +1,207 @@
+// tcgemm::validate and tcgemm::gemm: argument checks, BLAS quick returns,
+// device checks, and dispatch over the registry.
+#include <tcgemm/registry.h>
+#include <tcgemm/tcgemm.h>
+
+#include "kernels/kernels.h"
+
+#include <cmath>
+#include <string>
+
+namespace tcgemm {
+
+std::string_view to_string(StatusCode code) {
+  switch (code) {
+    case StatusCode::kSuccess: return "success";
+    case StatusCode::kInvalidValue: return "invalid value";
+    case StatusCode::kNotSupported: return "not supported";
+    case StatusCode::kArchMismatch: return "architecture mismatch";
+    case StatusCode::kCudaError: return "CUDA error";
+  }
+  return "unknown status";
+}
+
+std::string_view to_string(DType dtype) {
+  switch (dtype) {
+    case DType::kBF16: return "bf16";
+    case DType::kFP16: return "fp16";
+    case DType::kFP32: return "fp32";
+  }
+  return "unknown dtype";
+}
+
+std::string_view to_string(Layout layout) {
+  switch (layout) {
+    case Layout::kRowMajor: return "row";
+    case Layout::kColMajor: return "col";
+  }
+  return "unknown layout";
+}
+
+std::size_t size_of(DType dtype) {
+  switch (dtype) {
+    case DType::kBF16:
+    case DType::kFP16: return 2;
+    case DType::kFP32: return 4;
+  }
+  return 0;
+}
+
+namespace {
+
+bool known(DType d) { return d == DType::kBF16 || d == DType::kFP16 || d == DType::kFP32; }
+bool known(Layout l) { return l == Layout::kRowMajor || l == Layout::kColMajor; }
+
+Status invalid(const std::string& message) { return {StatusCode::kInvalidValue, message}; }
+
+// Elements spanned by one rows x cols matrix (last index + 1), or -1 on
+// int64 overflow. Assumes rows, cols >= 1 and a valid ld.
+std::int64_t span(std::int64_t rows, std::int64_t cols, Layout layout, std::int64_t ld) {
+  const std::int64_t lines = layout == Layout::kRowMajor ? rows : cols;
+  const std::int64_t line_len = layout == Layout::kRowMajor ? cols : rows;
+  std::int64_t offset = 0;
+  if (__builtin_mul_overflow(lines - 1, ld, &offset) ||
+      __builtin_add_overflow(offset, line_len, &offset)) {
+    return -1;
+  }
+  return offset;
+}
+
+// Checks one operand: dtype, layout, ld, pointer and batch stride. `name` is
+// "a", "b" or "c"; the matrix is rows x cols; `needed` says whether the
+// pointer is dereferenced for this problem.
+template <typename Ref>
+Status check_operand(const char* name, const Ref& ref, std::int64_t rows, std::int64_t cols,
+                     std::int64_t batch_count, bool needed, bool is_output) {
+  const std::string n(name);
+  if (!known(ref.dtype)) {
+    return invalid(n + ".dtype is not a known DType (value " +
+                   std::to_string(static_cast<int>(ref.dtype)) + ")");
+  }
+  if (!is_output && ref.dtype == DType::kFP32) {
+    return invalid(n + ".dtype must be bf16 or fp16 (inputs are half precision)");
+  }
+  if (!known(ref.layout)) {
+    return invalid(n + ".layout is not a known Layout (value " +
+                   std::to_string(static_cast<int>(ref.layout)) + ")");
+  }
+  const std::int64_t min_ld = std::max<std::int64_t>(1, ref.layout == Layout::kRowMajor ? cols : rows);
+  if (ref.ld < min_ld) {
+    return invalid("ld" + n + "=" + std::to_string(ref.ld) + " is smaller than the " +
+                   std::to_string(rows) + " x " + std::to_string(cols) + " " +
+                   (ref.layout == Layout::kRowMajor ? "row" : "column") +
+                   "-major matrix needs (" + std::to_string(min_ld) + ")");
+  }
+  if (!needed) return Status::success();
+  if (ref.ptr == nullptr) return invalid(n + " is a null pointer");
+  if (reinterpret_cast<std::uintptr_t>(ref.ptr) % size_of(ref.dtype) != 0) {
+    return invalid(n + " is not aligned to its " + std::to_string(size_of(ref.dtype)) +
+                   "-byte element");
+  }
+  const std::int64_t elements = span(rows, cols, ref.layout, ref.ld);
+  if (elements < 0) return invalid(n + ": ld" + n + " * size overflows 64 bits");
+  if (batch_count > 1) {
+    if (ref.stride < 0) {
+      return invalid(n + ".stride=" + std::to_string(ref.stride) + " is negative");
+    }
+    // Outputs of different batch entries must not overlap; inputs may be shared (stride 0).
+    if (is_output && ref.stride < elements) {
+      return invalid("c.stride=" + std::to_string(ref.stride) +
+                     " makes batch entries of C overlap (each spans " + std::to_string(elements) +
+                     " elements)");
+    }
+    std::int64_t last = 0;
+    if (__builtin_mul_overflow(batch_count - 1, ref.stride, &last) ||
+        __builtin_add_overflow(last, elements, &last)) {
+      return invalid(n + ": batch_count * " + n + ".stride overflows 64 bits");
+    }
+  }
+  return Status::success();
+}
+
+DeviceCaps current_device(Status& status) {
+  int device = 0;
+  cudaError_t err = cudaGetDevice(&device);
+  int major = 0;
+  int minor = 0;
+  if (err == cudaSuccess) err = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
+  if (err == cudaSuccess) err = cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device);
+  if (err != cudaSuccess) {
+    cudaGetLastError();  // a failed query must not poison the caller's next CUDA call
+    status = {StatusCode::kArchMismatch,
+              std::string("no usable CUDA device: ") + cudaGetErrorString(err)};
+    return {};
+  }
+  return {major * 10 + minor};
+}
+
+}  // namespace
+
+Status validate(const GemmArgs& args) {
+  if (args.m < 0) return invalid("m=" + std::to_string(args.m) + " is negative");
+  if (args.n < 0) return invalid("n=" + std::to_string(args.n) + " is negative");
+  if (args.k < 0) return invalid("k=" + std::to_string(args.k) + " is negative");
+  if (args.batch_count < 1) {
+    return invalid("batch_count=" + std::to_string(args.batch_count) + " must be >= 1");
+  }
+  if (!std::isfinite(args.alpha)) return invalid("alpha is not finite");
+  if (!std::isfinite(args.beta)) return invalid("beta is not finite");
+
+  // BLAS quick returns: with M or N zero nothing is touched; with K zero A and
+  // B are not read.
+  const bool any_output = args.m > 0 && args.n > 0;
+  const bool reads_inputs = any_output && args.k > 0;
+  if (Status s = check_operand("a", args.a, args.m, args.k, args.batch_count, reads_inputs, false);
+      !s.ok()) {
+    return s;
+  }
+  if (Status s = check_operand("b", args.b, args.k, args.n, args.batch_count, reads_inputs, false);
+      !s.ok()) {
+    return s;
+  }
+  if (args.b.dtype != args.a.dtype) {
+    return invalid("b.dtype (" + std::string(to_string(args.b.dtype)) + ") differs from a.dtype (" +
+                   std::string(to_string(args.a.dtype)) + ")");
+  }
+  return check_operand("c", args.c, args.m, args.n, args.batch_count, any_output, true);
+}
+
+Status gemm(const GemmArgs& args, const GemmOptions& options) {
+  if (Status s = validate(args); !s.ok()) return s;
+  const KernelInfo* forced = nullptr;
+  if (!options.kernel.empty()) {
+    forced = find_kernel(options.kernel);
+    if (forced == nullptr) {
+      return invalid("options.kernel names no registry kernel: '" + std::string(options.kernel) + "'");
+    }
+  }
+  if (args.m == 0 || args.n == 0) return Status::success();
+
+  Status device_status;
+  const DeviceCaps device = current_device(device_status);
+  if (!device_status.ok()) return device_status;
+  // The library's device code is built for sm_90a only; it runs on 9.0 alone.
+  if (device.compute_capability != 90) {
+    return {StatusCode::kArchMismatch,
+            "tcgemm kernels are built for sm_90a (Hopper); this device is sm_" +
+                std::to_string(device.compute_capability)};
+  }
+  if (args.k == 0) return kernels::launch_scale_c(args);
+
+  if (forced != nullptr) {
+    const std::string reason = check_constraints(forced->constraints, args, device);
+    if (!reason.empty()) {
+      return {StatusCode::kNotSupported, std::string(forced->name) + ": " + reason};
+    }
+    return forced->launch(args);
+  }
+  std::string reasons;
+  for (const KernelInfo& kernel : registry()) {
+    const std::string reason = check_constraints(kernel.constraints, args, device);
+    if (reason.empty()) return kernel.launch(args);
+    reasons += "; " + std::string(kernel.name) + ": " + reason;
+  }
+  return {StatusCode::kNotSupported, "no tcgemm kernel supports this problem" + reasons};
+}
+
+}  // namespace tcgemm

@@ -1,0 +1,30 @@
+// Small PTX helpers every other wrapper uses.
+#pragma once
+
+#include <cstdint>
+
+namespace tcgemm::ptx {
+
+// Shared-memory (state space .shared::cta) address of a generic pointer into
+// shared memory: the 32-bit operand form PTX instructions take.
+__device__ __forceinline__ std::uint32_t smem_addr(const void* ptr) {
+  return static_cast<std::uint32_t>(__cvta_generic_to_shared(ptr));
+}
+
+// setmaxnreg (PTX ISA 9.7.19.5, sm_90a): lower or raise this warpgroup's
+// register budget. kRegs is a multiple of 8 in [24, 256]. Takes effect only
+// when the kernel has a register cap at entry (__launch_bounds__(threads, 1))
+// and each warpgroup role is one branch of a single if/else.
+template <int kRegs>
+__device__ __forceinline__ void setmaxnreg_dec() {
+  static_assert(kRegs % 8 == 0 && kRegs >= 24 && kRegs <= 256, "setmaxnreg range");
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(kRegs));
+}
+
+template <int kRegs>
+__device__ __forceinline__ void setmaxnreg_inc() {
+  static_assert(kRegs % 8 == 0 && kRegs >= 24 && kRegs <= 256, "setmaxnreg range");
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(kRegs));
+}
+
+}  // namespace tcgemm::ptx

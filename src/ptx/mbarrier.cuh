@@ -1,0 +1,67 @@
+// mbarrier wrappers (PTX ISA 9.7.13.15, "Parallel Synchronization and
+// Communication Instructions: mbarrier"), CTA scope, as the worklog's kernel 7
+// uses them: no arrival tokens, the waiter tracks the phase parity itself.
+//
+// Phase parity: a barrier starts in phase 0. try_wait.parity(p) returns true
+// once the phase with parity p has completed. On a freshly initialized barrier
+// waiting for parity 1 returns at once (the "previous" phase counts as done),
+// which is why a producer waiting on an empty-slot barrier starts with parity
+// 1 and a consumer waiting on a full-slot barrier starts with parity 0.
+#pragma once
+
+#include "ptx/common.cuh"
+
+#include <cstdint>
+
+namespace tcgemm::ptx {
+
+// Sets the expected arrival count. Must be made visible before other threads
+// or the TMA unit use the barrier (fence_mbarrier_init + a CTA barrier).
+__device__ __forceinline__ void mbarrier_init(std::uint64_t* bar, std::uint32_t arrivals) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(arrivals));
+}
+
+// fence.mbarrier_init (PTX ISA 9.7.13.4): orders prior mbarrier.init before
+// later arrivals from other threads and from the async proxy (TMA).
+__device__ __forceinline__ void fence_mbarrier_init() {
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
+
+// One arrival.
+__device__ __forceinline__ void mbarrier_arrive(std::uint64_t* bar) {
+  asm volatile("mbarrier.arrive.release.cta.shared::cta.b64 _, [%0];\n" ::"r"(smem_addr(bar))
+               : "memory");
+}
+
+// One arrival that also raises the phase's transaction count by `bytes`: the
+// phase completes once all arrivals are in AND that many bytes have landed
+// through complete_tx (a TMA load naming this barrier).
+__device__ __forceinline__ void mbarrier_arrive_expect_tx(std::uint64_t* bar, std::uint32_t bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.release.cta.shared::cta.b64 _, [%0], %1;\n" ::"r"(
+                   smem_addr(bar)),
+               "r"(bytes)
+               : "memory");
+}
+
+__device__ __forceinline__ bool mbarrier_try_wait_parity(std::uint64_t* bar, std::uint32_t parity) {
+  std::uint32_t done;
+  asm volatile(
+      "{\n"
+      ".reg .pred p;\n"
+      "mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 p, [%1], %2;\n"
+      "selp.u32 %0, 1, 0, p;\n"
+      "}\n"
+      : "=r"(done)
+      : "r"(smem_addr(bar)), "r"(parity)
+      : "memory");
+  return done != 0;
+}
+
+// Blocks until the phase with this parity has completed. try_wait itself
+// suspends the thread for a hardware-chosen time, so the loop is not a hot spin.
+__device__ __forceinline__ void mbarrier_wait_parity(std::uint64_t* bar, std::uint32_t parity) {
+  while (!mbarrier_try_wait_parity(bar, parity)) {
+  }
+}
+
+}  // namespace tcgemm::ptx

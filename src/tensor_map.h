@@ -1,0 +1,36 @@
+// Host-side TMA descriptor construction (cuTensorMapEncodeTiled).
+//
+// The driver function is looked up once at run time through
+// cudaGetDriverEntryPointByVersion, so the library links only the CUDA
+// runtime, not libcuda.
+#pragma once
+
+#include <tcgemm/tcgemm.h>
+
+#include <cuda.h>
+
+#include <cstdint>
+
+namespace tcgemm {
+
+// A 2-D view of a matrix for TMA: `inner` contiguous elements per line,
+// `outer` lines `ld` elements apart. The box is box_inner x box_outer
+// elements; with 128-byte swizzle box_inner * element size must be <= 128.
+struct TensorMap2d {
+  const void* base = nullptr;
+  DType dtype = DType::kBF16;
+  std::uint64_t inner = 0;
+  std::uint64_t outer = 0;
+  std::uint64_t ld = 0;
+  std::uint32_t box_inner = 0;
+  std::uint32_t box_outer = 0;
+  CUtensorMapSwizzle swizzle = CU_TENSOR_MAP_SWIZZLE_128B;
+};
+
+// Encodes `view` into *map. Out-of-bounds box elements load as zeros.
+// Errors: kNotSupported when the view breaks a TMA rule (base not 16-byte
+// aligned, ld * element size not a multiple of 16, a dimension over 2^32),
+// kCudaError when the driver entry point is missing or encoding fails.
+Status encode_tensor_map(const TensorMap2d& view, CUtensorMap* map);
+
+}  // namespace tcgemm

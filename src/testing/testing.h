@@ -1,0 +1,102 @@
+// Verification toolkit shared by tcgemm-bench and the GPU tests.
+//
+// Everything here is independent of the optimized kernels: the reference GEMM
+// is a plain one-thread-per-output kernel accumulating in fp32, cuBLAS is a
+// second opinion, and the comparison reads every element of C (so a poisoned,
+// unwritten element fails). See ../shared/BENCHMARK.md "Correctness".
+#pragma once
+
+#include <tcgemm/tcgemm.h>
+
+#include <cublas_v2.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+// Aborts with file:line and the CUDA error string; for tools and tests only
+// (the library itself returns a Status instead).
+#define TCGEMM_CHECK_CUDA(expr)                                                  \
+  do {                                                                           \
+    cudaError_t tcgemm_err_ = (expr);                                            \
+    if (tcgemm_err_ != cudaSuccess) {                                            \
+      std::fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #expr, \
+                   cudaGetErrorString(tcgemm_err_));                             \
+      std::abort();                                                              \
+    }                                                                            \
+  } while (0)
+
+namespace tcgemm::testing {
+
+// Owning device allocation (cudaMalloc / cudaFree), move-only.
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  explicit DeviceBuffer(std::size_t bytes);
+  ~DeviceBuffer();
+  DeviceBuffer(DeviceBuffer&& other) noexcept;
+  DeviceBuffer& operator=(DeviceBuffer&& other) noexcept;
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+
+  void* get() const { return ptr_; }
+  std::size_t bytes() const { return bytes_; }
+
+ private:
+  void* ptr_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
+// Elements a matrix of rows x cols with this layout and ld spans
+// (the last element's index + 1); 0 for an empty matrix.
+std::int64_t span_elements(std::int64_t rows, std::int64_t cols, Layout layout,
+                           std::int64_t ld);
+
+// Fills `count` elements of `dtype` with normal(0, 1) values drawn from a
+// counter-based generator: the same (seed, index) gives the same value.
+void fill_normal(void* ptr, DType dtype, std::int64_t count, std::uint64_t seed,
+                 cudaStream_t stream = nullptr);
+
+// Fills `count` elements with a NaN bit pattern, so any element a kernel
+// fails to write is caught by compare().
+void fill_poison(void* ptr, DType dtype, std::int64_t count, cudaStream_t stream = nullptr);
+
+// ref (fp32, column-major M x N, ld = M) = alpha * A * B + beta * C, reading A,
+// B and (when beta != 0) C as described by args, for batch entry 0 only.
+// One thread per output element, fp32 accumulation, any layout and dtype.
+void reference_gemm(const GemmArgs& args, float* ref, cudaStream_t stream = nullptr);
+
+// The same problem through cublasGemmEx (CUBLAS_COMPUTE_32F, default algo),
+// mapping row-major operands onto transposes. Returns the cuBLAS status.
+cublasStatus_t cublas_gemm(cublasHandle_t handle, const GemmArgs& args);
+
+struct ErrorStats {
+  double rel_fro = 0.0;        // ||C - ref||_F / ||ref||_F
+  double max_abs = 0.0;        // max |C - ref|
+  std::int64_t max_row = -1;   // where max_abs occurs
+  std::int64_t max_col = -1;
+  std::int64_t nonfinite = 0;  // elements of C that are NaN or Inf (unwritten or broken)
+  bool passed(double tolerance) const { return nonfinite == 0 && rel_fro < tolerance; }
+};
+
+// Compares every element of args.c (batch entry 0, its dtype/layout/ld)
+// against ref (fp32 column-major, ld = M). Synchronizes `stream`.
+ErrorStats compare(const GemmArgs& args, const float* ref, cudaStream_t stream = nullptr);
+
+// Tolerance on rel_fro for an output dtype: 1e-2 for bf16/fp16, 1e-4 for fp32
+// (BENCHMARK.md).
+double tolerance_for(DType output);
+
+// True when the `bytes` at device pointers a and b are identical.
+bool bitwise_equal(const void* a, const void* b, std::size_t bytes);
+
+// C = alpha * A * B + beta * C in double on the CPU, for small problems in
+// tests. Inputs and C are host arrays of floats holding the (rounded) values,
+// each in the layout and ld given by args; the result is column-major, ld = M.
+std::vector<double> cpu_reference_gemm(const GemmArgs& args, const std::vector<float>& a,
+                                       const std::vector<float>& b,
+                                       const std::vector<float>& c);
+
+}  // namespace tcgemm::testing
