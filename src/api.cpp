@@ -147,10 +147,10 @@ Status validate(const GemmArgs& args) {
   if (!std::isfinite(args.alpha)) return invalid("alpha is not finite");
   if (!std::isfinite(args.beta)) return invalid("beta is not finite");
 
-  // BLAS quick returns: with M or N zero nothing is touched; with K zero A and
-  // B are not read.
+  // BLAS quick returns: with M or N zero nothing is touched; with K zero or
+  // alpha zero A and B are not read.
   const bool any_output = args.m > 0 && args.n > 0;
-  const bool reads_inputs = any_output && args.k > 0;
+  const bool reads_inputs = any_output && args.k > 0 && args.alpha != 0.0f;
   if (Status s = check_operand("a", args.a, args.m, args.k, args.batch_count, reads_inputs, false);
       !s.ok()) {
     return s;
@@ -186,7 +186,10 @@ Status gemm(const GemmArgs& args, const GemmOptions& options) {
             "tcgemm kernels are built for sm_90a (Hopper); this device is sm_" +
                 std::to_string(device.compute_capability)};
   }
-  if (args.k == 0) return kernels::launch_scale_c(args);
+  if (args.k == 0 || args.alpha == 0.0f) {
+    // C = beta * C; with beta == 1 that is nothing to do (BLAS quick return).
+    return args.beta == 1.0f ? Status::success() : kernels::launch_scale_c(args);
+  }
 
   if (forced != nullptr) {
     const std::string reason = check_constraints(forced->constraints, args, device);

@@ -94,15 +94,19 @@ struct GemmOptions {
 };
 
 // Checks the arguments only (no device access): kInvalidValue naming the first
-// bad argument, or kSuccess. Host-testable.
+// bad argument, or kSuccess. A pointer is checked (non-null, aligned to its
+// element) only when the problem dereferences it. Host-testable.
 Status validate(const GemmArgs& args);
 
 // C = alpha * A * B + beta * C on args.stream.
 // Errors: kInvalidValue (bad argument, named), kNotSupported (valid problem
 // that no registry kernel implements; the message gives each kernel's reason),
 // kArchMismatch (no sm_90 device), kCudaError (launch or driver failure).
-// Degenerate sizes follow BLAS: M == 0 or N == 0 does nothing; K == 0 sets
-// C = beta * C.
+// Degenerate cases follow BLAS: M == 0 or N == 0 does nothing (pointers may
+// be null, no device is needed); K == 0 or alpha == 0 sets C = beta * C
+// without reading A or B (nothing at all when beta == 1). Non-finite alpha or
+// beta is kInvalidValue. Leading dimensions are checked even for empty
+// matrices (ld >= max(1, rows or cols)), as cuBLAS does.
 Status gemm(const GemmArgs& args, const GemmOptions& options = {});
 
 }  // namespace tcgemm

@@ -6,7 +6,7 @@
 
 namespace tcgemm::kernels {
 
-// C = beta * C for every batch entry (the K == 0 case of the API; beta == 0
+// C = beta * C for every batch entry (K == 0 or alpha == 0 in the API; beta == 0
 // writes zeros without reading C). Any layout and output dtype.
 Status launch_scale_c(const GemmArgs& args);
 

@@ -180,34 +180,12 @@ __global__ void __launch_bounds__(Config::kThreads, 1)
   }
 }
 
+// Raises the kernel's dynamic shared-memory limit on the current device. Being
+// a runtime call that needs a context, it also makes the device's primary
+// context current on this thread, which cuTensorMapEncodeTiled (a driver call)
+// requires: on a fresh host thread nothing else has done so yet.
 template <typename TIn, typename TOut>
-Status launch_typed(const GemmArgs& args) {
-  CUtensorMap map_a;
-  CUtensorMap map_b;
-  // A row-major M x K: K contiguous. B column-major K x N: K contiguous.
-  Status status = encode_tensor_map(
-      {args.a.ptr, args.a.dtype, static_cast<std::uint64_t>(args.k),
-       static_cast<std::uint64_t>(args.m), static_cast<std::uint64_t>(args.a.ld), Config::BK,
-       Config::BM, CU_TENSOR_MAP_SWIZZLE_128B},
-      &map_a);
-  if (!status.ok()) return status;
-  status = encode_tensor_map(
-      {args.b.ptr, args.b.dtype, static_cast<std::uint64_t>(args.k),
-       static_cast<std::uint64_t>(args.n), static_cast<std::uint64_t>(args.b.ld), Config::BK,
-       Config::BN, CU_TENSOR_MAP_SWIZZLE_128B},
-      &map_b);
-  if (!status.ok()) return status;
-
-  const std::int64_t tiles_m = sched::ceil_div(args.m, Config::BM);
-  const std::int64_t tiles_n = sched::ceil_div(args.n, Config::BN);
-  constexpr std::int64_t kMaxGridX = (std::int64_t{1} << 31) - 1;
-  if (tiles_m * tiles_n > kMaxGridX) {
-    return {StatusCode::kNotSupported,
-            "k05_warp_specialized: more output tiles than one grid can hold"};
-  }
-  const int k_tiles = static_cast<int>(sched::ceil_div(args.k, Config::BK));
-
-  auto* kernel = &k05_warp_specialized_kernel<TIn, TOut>;
+Status prepare_device() {
   int device = 0;
   int smem_optin = 0;
   cudaError_t err = cudaGetDevice(&device);
@@ -221,15 +199,51 @@ Status launch_typed(const GemmArgs& args) {
                 std::to_string(smem_optin)};
   }
   if (err == cudaSuccess) {
-    err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+    err = cudaFuncSetAttribute(&k05_warp_specialized_kernel<TIn, TOut>,
+                               cudaFuncAttributeMaxDynamicSharedMemorySize,
                                static_cast<int>(kSmemBytes<TIn>));
   }
-  if (err == cudaSuccess) {
-    const EpilogueParams epilogue{args.c.ptr, args.c.ld, args.m, args.n, args.alpha, args.beta};
-    kernel<<<static_cast<unsigned>(tiles_m * tiles_n), Config::kThreads, kSmemBytes<TIn>,
-             args.stream>>>(map_a, map_b, epilogue, tiles_m, tiles_n, k_tiles);
-    err = cudaGetLastError();
+  if (err != cudaSuccess) {
+    return {StatusCode::kCudaError,
+            std::string("k05_warp_specialized: device setup failed: ") + cudaGetErrorString(err)};
   }
+  return Status::success();
+}
+
+template <typename TIn, typename TOut>
+Status launch_typed(const GemmArgs& args) {
+  const std::int64_t tiles_m = sched::ceil_div(args.m, Config::BM);
+  const std::int64_t tiles_n = sched::ceil_div(args.n, Config::BN);
+  constexpr std::int64_t kMaxGridX = (std::int64_t{1} << 31) - 1;
+  if (tiles_m * tiles_n > kMaxGridX) {
+    return {StatusCode::kNotSupported,
+            "k05_warp_specialized: more output tiles than one grid can hold"};
+  }
+  Status status = prepare_device<TIn, TOut>();
+  if (!status.ok()) return status;
+
+  CUtensorMap map_a;
+  CUtensorMap map_b;
+  // A row-major M x K: K contiguous. B column-major K x N: K contiguous.
+  status = encode_tensor_map(
+      {args.a.ptr, args.a.dtype, static_cast<std::uint64_t>(args.k),
+       static_cast<std::uint64_t>(args.m), static_cast<std::uint64_t>(args.a.ld), Config::BK,
+       Config::BM, CU_TENSOR_MAP_SWIZZLE_128B},
+      &map_a);
+  if (!status.ok()) return status;
+  status = encode_tensor_map(
+      {args.b.ptr, args.b.dtype, static_cast<std::uint64_t>(args.k),
+       static_cast<std::uint64_t>(args.n), static_cast<std::uint64_t>(args.b.ld), Config::BK,
+       Config::BN, CU_TENSOR_MAP_SWIZZLE_128B},
+      &map_b);
+  if (!status.ok()) return status;
+
+  const int k_tiles = static_cast<int>(sched::ceil_div(args.k, Config::BK));
+  const EpilogueParams epilogue{args.c.ptr, args.c.ld, args.m, args.n, args.alpha, args.beta};
+  k05_warp_specialized_kernel<TIn, TOut>
+      <<<static_cast<unsigned>(tiles_m * tiles_n), Config::kThreads, kSmemBytes<TIn>,
+         args.stream>>>(map_a, map_b, epilogue, tiles_m, tiles_n, k_tiles);
+  const cudaError_t err = cudaGetLastError();
   if (err != cudaSuccess) {
     return {StatusCode::kCudaError,
             std::string("k05_warp_specialized launch failed: ") + cudaGetErrorString(err)};
