@@ -1,0 +1,292 @@
+// tcgemm-bench: verifies and times every tcgemm registry kernel against cuBLAS
+// on the problems BENCHMARK.md defines, and writes the result files.
+//
+// Exit status: 0 every kernel that ran verified; 1 a verification failed or a
+// run errored; 2 no GPU, or a usage error.
+#include "device_info.h"
+#include "report.h"
+#include "runner.h"
+#include "shapes.h"
+
+#include <tcgemm/registry.h>
+
+#include <CLI/CLI.hpp>
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdio>
+#include <fstream>
+#include <random>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace tcgemm;
+using namespace tcgemm::bench;
+
+constexpr int kExitFailed = 1;
+constexpr int kExitUsage = 2;
+
+constexpr const char* kFooter = R"(
+Layouts (--layout): BLAS-style letters for op(A) and op(B); C is column-major.
+  n = column-major (not transposed), t = row-major (transposed in BLAS terms).
+  tn = A row-major, B column-major: the worklog's problem (the default).
+  A third letter sets C's storage: c = column-major (default), r = row-major;
+  e.g. tnr. Several layouts may be given, comma-separated: --layout tn,nn,nt,tt
+Shape sets (--shapes, BENCHMARK.md "Standard sets"; not with --m/--n/--k/--ld*):
+  square   M=N=K in 512 ... 16384
+  worklog  M=N=K = 512, 1024, 2048, 4096 (the headline), 8192
+  llm      M in {1 ... 16384} x (N,K) of transformer projections
+  ragged   odd and tiny sizes, and leading dimensions padded by +8 and +1
+Verification: every element against a reference GEMM (rel. Frobenius error
+under 1e-2 for bf16/fp16 output, 1e-4 for fp32), NaN-poisoned C, and a bitwise
+repeat. Timing: CUDA events, median of --iters samples interleaved with
+cuBLAS, buffers rotated to defeat L2 for small problems.
+Exit status: 0 all verified, 1 a verification failed or a run errored,
+2 no GPU or a usage error.)";
+
+// argv joined back into a command a shell would accept.
+std::string command_line(int argc, char** argv) {
+  const auto quote = [](const std::string& arg) {
+    const bool plain = !arg.empty() && arg.find_first_not_of(
+                                           "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                           "0123456789_-+=.,/:@%") == std::string::npos;
+    if (plain) return arg;
+    std::string quoted = "'";
+    for (char ch : arg) quoted += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+    return quoted + "'";
+  };
+  std::string command;
+  for (int i = 0; i < argc; ++i) command += (i > 0 ? " " : "") + quote(argv[i]);
+  return command;
+}
+
+void print_kernel_list() {
+  if (registry().empty()) std::printf("no kernels registered\n");
+  for (const KernelInfo& kernel : registry()) {
+    std::printf("%.*s\n  %.*s\n  constraints: %s\n", static_cast<int>(kernel.name.size()),
+                kernel.name.data(), static_cast<int>(kernel.description.size()),
+                kernel.description.data(), describe(kernel.constraints).c_str());
+  }
+}
+
+// One line per problem on stderr while the run goes, so a long sweep shows
+// progress without mixing into the table on stdout.
+void print_progress(std::size_t index, std::size_t total, std::span<const Result> rows) {
+  if (rows.empty()) return;
+  const Problem& p = rows.front().problem;
+  const int sets = rows.front().l2_sets;
+  const std::string l2 = sets > 1 ? "rotate " + std::to_string(sets) + " sets"
+                                  : std::string("one set (A+B+C exceed 4x L2)");
+  std::fprintf(stderr, "[%zu/%zu] %lldx%lldx%lld %s %s, l2: %s:", index + 1, total,
+               static_cast<long long>(p.m), static_cast<long long>(p.n),
+               static_cast<long long>(p.k), std::string(to_string(p.input)).c_str(),
+               layouts_name(p.layouts).c_str(), l2.c_str());
+  for (const Result& r : rows) {
+    const bool skipped = r.status.starts_with("skipped");
+    std::fprintf(stderr, " %s %s", r.kernel.c_str(), skipped ? "skipped" : r.status.c_str());
+    if (r.timing) std::fprintf(stderr, " %.4f ms", r.timing->median_ms);
+    std::fprintf(stderr, ";");
+  }
+  std::fprintf(stderr, "\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"tcgemm-bench: verify and time tcgemm kernels against cuBLAS (BENCHMARK.md)",
+               "tcgemm-bench"};
+  app.footer(kFooter);
+
+  std::int64_t m = 4096;
+  std::int64_t n = 4096;
+  std::int64_t k = 4096;
+  std::vector<std::string> dtypes{"bf16"};
+  std::string out_dtype;
+  std::vector<std::string> layout_names{"tn"};
+  float alpha = 1.0f;
+  float beta = 0.0f;
+  LdOverride ld;
+  std::vector<std::string> kernel_filters;
+  RunOptions run_options;
+  std::uint64_t seed = 0;
+  std::string csv_path;
+  std::string json_path;
+  std::string shapes_name;
+  bool list = false;
+
+  const CLI::Validator layout_check(
+      [](std::string& name) {
+        return parse_layouts(name) ? std::string() : "not a layout (tn, nn, nt, tt, tnr, ...)";
+      },
+      "LAYOUT");
+  auto* m_opt = app.add_option("--m", m, "rows of A and C")
+                    ->check(CLI::PositiveNumber)
+                    ->capture_default_str();
+  auto* n_opt = app.add_option("--n", n, "columns of B and C")
+                    ->check(CLI::PositiveNumber)
+                    ->capture_default_str();
+  auto* k_opt = app.add_option("--k", k, "columns of A, rows of B")
+                    ->check(CLI::PositiveNumber)
+                    ->capture_default_str();
+  app.add_option("--dtype", dtypes, "input dtype of A and B, comma-separated for several")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"bf16", "fp16"}))
+      ->capture_default_str();
+  app.add_option("--out-dtype", out_dtype, "dtype of C (default: the input dtype)")
+      ->check(CLI::IsMember({"bf16", "fp16", "fp32"}));
+  app.add_option("--layout", layout_names, "storage of A, B (and C); see below")
+      ->delimiter(',')
+      ->check(layout_check)
+      ->capture_default_str();
+  app.add_option("--alpha", alpha, "C = alpha * A * B + beta * C")->capture_default_str();
+  app.add_option("--beta", beta, "beta != 0 reads a random C")->capture_default_str();
+  auto* lda_opt = app.add_option("--lda", ld.lda, "leading dimension of A (default: tight)")
+                      ->check(CLI::PositiveNumber);
+  auto* ldb_opt = app.add_option("--ldb", ld.ldb, "leading dimension of B (default: tight)")
+                      ->check(CLI::PositiveNumber);
+  auto* ldc_opt = app.add_option("--ldc", ld.ldc, "leading dimension of C (default: tight)")
+                      ->check(CLI::PositiveNumber);
+  app.add_option("--kernels", kernel_filters,
+                 "run only registry kernels whose name contains one of these comma-separated "
+                 "substrings (cuBLAS always runs)")
+      ->delimiter(',');
+  app.add_option("--warmup", run_options.warmup, "launches of each kernel before timing")
+      ->check(CLI::Range(3, INT_MAX))
+      ->capture_default_str();
+  app.add_option("--iters", run_options.iters, "timed samples of each kernel (median reported)")
+      ->check(CLI::Range(20, INT_MAX))
+      ->capture_default_str();
+  auto* seed_opt =
+      app.add_option("--seed", seed, "seed of the random inputs (default: drawn and printed)");
+  app.add_option("--csv", csv_path, "write one CSV row per (kernel, problem) to FILE")
+      ->type_name("FILE");
+  app.add_option("--json", json_path, "write the results as JSON to FILE")->type_name("FILE");
+  std::vector<std::string> set_names;
+  for (std::string_view name : shape_set_names()) set_names.emplace_back(name);
+  app.add_option("--shapes", shapes_name, "run a standard shape set; see below")
+      ->check(CLI::IsMember(set_names))
+      ->excludes(m_opt)
+      ->excludes(n_opt)
+      ->excludes(k_opt)
+      ->excludes(lda_opt)
+      ->excludes(ldb_opt)
+      ->excludes(ldc_opt);
+  app.add_flag("--list", list, "list the registry kernels with their constraints and exit");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : kExitUsage;
+  }
+
+  if (list) {
+    print_kernel_list();
+    return 0;
+  }
+  if (!kernel_filters.empty() &&
+      std::none_of(registry().begin(), registry().end(), [&](const KernelInfo& kernel) {
+        return kernel_selected(kernel.name, kernel_filters);
+      })) {
+    std::fprintf(stderr, "tcgemm-bench: --kernels matches no registry kernel (see --list)\n");
+    return kExitUsage;
+  }
+
+  const std::vector<Shape> shapes =
+      shapes_name.empty() ? std::vector<Shape>{{m, n, k}} : *shape_set(shapes_name);
+  std::vector<Problem> problems;
+  for (const std::string& dtype_name : dtypes) {
+    const DType input = *parse_dtype(dtype_name);
+    const DType output = out_dtype.empty() ? input : *parse_dtype(out_dtype);
+    for (const std::string& layout_name : layout_names) {
+      for (const Shape& shape : shapes) {
+        problems.push_back(
+            make_problem(shape, input, output, *parse_layouts(layout_name), alpha, beta, ld));
+        if (const std::string error = check_leading_dimensions(problems.back()); !error.empty()) {
+          std::fprintf(stderr, "tcgemm-bench: %s\n", error.c_str());
+          return kExitUsage;
+        }
+      }
+    }
+  }
+
+  int device_count = 0;
+  const cudaError_t count_err = cudaGetDeviceCount(&device_count);
+  if (count_err != cudaSuccess || device_count == 0) {
+    std::fprintf(stderr,
+                 "tcgemm-bench: no CUDA GPU found (cudaGetDeviceCount: %s); nothing to run\n",
+                 count_err != cudaSuccess ? cudaGetErrorString(count_err) : "0 devices");
+    return kExitUsage;
+  }
+
+  // Open the result files before the run, so a bad path fails in a second
+  // rather than after an hour of measurements.
+  std::ofstream csv_file;
+  std::ofstream json_file;
+  for (auto [path, file] : {std::pair{&csv_path, &csv_file}, std::pair{&json_path, &json_file}}) {
+    if (path->empty()) continue;
+    file->open(*path);
+    if (!*file) {
+      std::fprintf(stderr, "tcgemm-bench: cannot write %s\n", path->c_str());
+      return kExitUsage;
+    }
+  }
+
+  if (seed_opt->count() == 0) seed = std::random_device{}();
+  run_options.seed = seed;
+  run_options.kernel_filters = kernel_filters;
+
+  RunInfo info;
+  info.device = query_device(0);
+  info.seed = seed;
+  info.command = command_line(argc, argv);
+  const ClockReader clocks(info.device.pci_bus_id);
+  info.clocks_start = clocks.read();
+  for (const std::string& line : header_lines(info)) std::printf("%s\n", line.c_str());
+  if (info.device.compute_capability != 90) {
+    std::printf(
+        "tcgemm-bench: sm_%d is not Hopper (sm_90): Hopper kernels are skipped; cuBLAS "
+        "and any kernel whose constraints allow this GPU still run\n",
+        info.device.compute_capability);
+  }
+  std::fflush(stdout);
+
+  std::vector<Result> results;
+  std::string fault;
+  {
+    Runner runner(info.device, run_options, clocks);
+    for (std::size_t i = 0; i < problems.size() && fault.empty(); ++i) {
+      const std::size_t first_row = results.size();
+      try {
+        runner.run(problems[i], results);
+      } catch (const DeviceFault& e) {
+        fault = e.what();
+      }
+      print_progress(i, problems.size(), std::span<const Result>(results).subspan(first_row));
+    }
+  }
+  info.clocks_end = clocks.read();
+
+  std::printf("\n");
+  print_table(stdout, results);
+  std::printf("clocks at end: %s\n", to_string(*info.clocks_end).c_str());
+  if (!fault.empty()) {
+    std::printf("tcgemm-bench: stopped after a CUDA error (the context is unusable): %s\n",
+                fault.c_str());
+  }
+  if (csv_file.is_open()) write_csv(csv_file, info, results);
+  if (json_file.is_open()) write_json(json_file, info, results);
+  for (auto [path, file] : {std::pair{&csv_path, &csv_file}, std::pair{&json_path, &json_file}}) {
+    if (file->is_open() && !file->flush()) {
+      std::fprintf(stderr, "tcgemm-bench: writing %s failed\n", path->c_str());
+      return kExitFailed;
+    }
+  }
+
+  const bool all_verified = fault.empty() && std::none_of(results.begin(), results.end(),
+                                                          [](const Result& r) { return r.failed; });
+  return all_verified ? 0 : kExitFailed;
+}

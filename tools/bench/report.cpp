@@ -1,0 +1,237 @@
+#include "report.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstdarg>
+#include <cstdio>
+
+namespace tcgemm::bench {
+namespace {
+
+// Keys in insertion order, so a result reads M, N, K, ... as in the CSV.
+using Json = nlohmann::ordered_json;
+
+// The numbers a row is reported with, derived once for table, CSV and JSON.
+struct Derived {
+  std::optional<double> tflops;
+  std::optional<double> cublas_tflops;
+  std::optional<double> ratio;  // ours / cuBLAS, from the same interleaved loop
+};
+
+Derived derive(const Result& r) {
+  const auto tflops = [&r](double ms) { return flops(r.problem) / (ms * 1e-3) / 1e12; };
+  Derived d;
+  if (r.timing) d.tflops = tflops(r.timing->median_ms);
+  if (r.cublas_ms) d.cublas_tflops = tflops(*r.cublas_ms);
+  if (d.tflops && d.cublas_tflops) d.ratio = *d.tflops / *d.cublas_tflops;
+  return d;
+}
+
+std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+std::string format(const char* fmt, ...) {
+  va_list args;
+  va_start(args, fmt);
+  va_list measure;
+  va_copy(measure, args);
+  const int length = std::vsnprintf(nullptr, 0, fmt, measure);
+  va_end(measure);
+  std::string text(static_cast<std::size_t>(std::max(length, 0)) + 1, '\0');
+  std::vsnprintf(text.data(), text.size(), fmt, args);
+  va_end(args);
+  text.pop_back();  // vsnprintf's terminating NUL
+  return text;
+}
+
+std::string format_optional(const std::optional<double>& v, const char* fmt) {
+  return v ? format(fmt, *v) : std::string("-");
+}
+
+std::string dtype_label(const Problem& p) {
+  std::string label(to_string(p.input));
+  if (p.output != p.input) {
+    label += '>';
+    label += to_string(p.output);
+  }
+  return label;
+}
+
+// "-" for tight leading dimensions, "+8" when all three carry the same
+// padding, otherwise the three values.
+std::string ld_label(const Problem& p) {
+  const std::int64_t pad_a = p.lda - tight_ld(p.m, p.k, p.layouts.a);
+  const std::int64_t pad_b = p.ldb - tight_ld(p.k, p.n, p.layouts.b);
+  const std::int64_t pad_c = p.ldc - tight_ld(p.m, p.n, p.layouts.c);
+  if (pad_a == pad_b && pad_b == pad_c) {
+    return pad_a == 0 ? std::string("-") : format("+%lld", static_cast<long long>(pad_a));
+  }
+  return std::to_string(p.lda) + "," + std::to_string(p.ldb) + "," + std::to_string(p.ldc);
+}
+
+// RFC 4180: quote a field holding a separator, quote or newline.
+std::string csv_field(const std::string& value) {
+  if (value.find_first_of(",\"\n") == std::string::npos) return value;
+  std::string quoted = "\"";
+  for (char ch : value) {
+    if (ch == '"') quoted += '"';
+    quoted += ch;
+  }
+  return quoted + "\"";
+}
+
+std::string csv_number(const std::optional<double>& v) {
+  return v ? format("%.6g", *v) : std::string();
+}
+
+template <typename T>
+Json nullable(const std::optional<T>& v) {
+  return v ? Json(*v) : Json(nullptr);
+}
+
+Json json_clocks(const Clocks& c) {
+  return {{"sm_mhz", nullable(c.sm_mhz)}, {"memory_mhz", nullable(c.memory_mhz)}};
+}
+
+}  // namespace
+
+std::vector<std::string> header_lines(const RunInfo& info) {
+  const DeviceInfo& d = info.device;
+  constexpr double kMiB = 1024.0 * 1024.0;
+  std::vector<std::string> lines = {
+      format("GPU %d: %s, sm_%d, %d SMs, L2 %.1f MiB, memory %.1f GiB, PCI %s", d.device,
+             d.name.c_str(), d.compute_capability, d.sm_count,
+             static_cast<double>(d.l2_bytes) / kMiB,
+             static_cast<double>(d.memory_bytes) / (kMiB * 1024.0), d.pci_bus_id.c_str()),
+      "CUDA driver " + d.driver_version + ", runtime " + d.runtime_version + ", nvcc " +
+          d.nvcc_version + ", cuBLAS " + d.cublas_version,
+      "clocks at start: " + to_string(info.clocks_start),
+  };
+  if (info.clocks_end) lines.push_back("clocks at end: " + to_string(*info.clocks_end));
+  lines.push_back("seed: " + std::to_string(info.seed));
+  lines.push_back("command: " + info.command);
+  return lines;
+}
+
+void print_table(std::FILE* out, const std::vector<Result>& results) {
+  std::size_t kernel_w = 6;
+  std::size_t dtype_w = 5;
+  std::size_t ld_w = 2;
+  for (const Result& r : results) {
+    kernel_w = std::max(kernel_w, r.kernel.size());
+    dtype_w = std::max(dtype_w, dtype_label(r.problem).size());
+    ld_w = std::max(ld_w, ld_label(r.problem).size());
+  }
+  const auto kw = static_cast<int>(kernel_w);
+  const auto dw = static_cast<int>(dtype_w);
+  const auto lw = static_cast<int>(ld_w);
+  std::fprintf(out, "%-*s %6s %6s %6s  %-*s %-6s %-*s %10s %8s %8s %6s %8s  %s\n", kw, "kernel",
+               "M", "N", "K", dw, "dtype", "layout", lw, "ld", "ms", "TFLOP/s", "cuBLAS", "ratio",
+               "rel_err", "status");
+  for (const Result& r : results) {
+    const Problem& p = r.problem;
+    const Derived d = derive(r);
+    const std::string median = r.timing ? format("%.4f", r.timing->median_ms) : "-";
+    const std::string rel_err = r.error ? format("%.1e", r.error->rel_fro) : "-";
+    std::fprintf(out, "%-*s %6lld %6lld %6lld  %-*s %-6s %-*s %10s %8s %8s %6s %8s  %s\n", kw,
+                 r.kernel.c_str(), static_cast<long long>(p.m), static_cast<long long>(p.n),
+                 static_cast<long long>(p.k), dw, dtype_label(p).c_str(),
+                 layouts_name(p.layouts).c_str(), lw, ld_label(p).c_str(), median.c_str(),
+                 format_optional(d.tflops, "%.1f").c_str(),
+                 format_optional(d.cublas_tflops, "%.1f").c_str(),
+                 format_optional(d.ratio, "%.2f").c_str(), rel_err.c_str(), r.status.c_str());
+  }
+}
+
+void write_csv(std::ostream& out, const RunInfo& info, const std::vector<Result>& results) {
+  for (const std::string& line : header_lines(info)) out << "# " << line << '\n';
+  out << "M,N,K,dtype,out_dtype,layout,lda,ldb,ldc,kernel,median_ms,min_ms,max_ms,tflops,"
+         "cublas_tflops,ratio,rel_err,max_abs_err,status,gpu,sm_clock_mhz,seed,command,"
+         "alpha,beta,l2_sets,launches_per_sample\n";
+  for (const Result& r : results) {
+    const Problem& p = r.problem;
+    const Derived d = derive(r);
+    const auto timing_field = [&r](double Timing::*field) {
+      return r.timing ? csv_number((*r.timing).*field) : std::string();
+    };
+    out << p.m << ',' << p.n << ',' << p.k << ',' << to_string(p.input) << ','
+        << to_string(p.output) << ',' << layouts_name(p.layouts) << ',' << p.lda << ',' << p.ldb
+        << ',' << p.ldc << ',' << csv_field(r.kernel) << ',' << timing_field(&Timing::median_ms)
+        << ',' << timing_field(&Timing::min_ms) << ',' << timing_field(&Timing::max_ms) << ','
+        << csv_number(d.tflops) << ',' << csv_number(d.cublas_tflops) << ',' << csv_number(d.ratio)
+        << ',' << (r.error ? csv_number(r.error->rel_fro) : std::string()) << ','
+        << (r.error ? csv_number(r.error->max_abs) : std::string()) << ',' << csv_field(r.status)
+        << ',' << csv_field(info.device.name) << ','
+        << (r.sm_clock_mhz ? std::to_string(*r.sm_clock_mhz) : std::string()) << ',' << info.seed
+        << ',' << csv_field(info.command) << ',' << csv_number(p.alpha) << ',' << csv_number(p.beta)
+        << ',' << r.l2_sets << ','
+        << (r.timing ? std::to_string(r.timing->launches_per_sample) : std::string()) << '\n';
+  }
+}
+
+void write_json(std::ostream& out, const RunInfo& info, const std::vector<Result>& results) {
+  const DeviceInfo& dev = info.device;
+  Json device = {
+      {"index", dev.device},
+      {"name", dev.name},
+      {"compute_capability", dev.compute_capability},
+      {"sm_count", dev.sm_count},
+      {"l2_bytes", dev.l2_bytes},
+      {"memory_bytes", dev.memory_bytes},
+      {"pci_bus_id", dev.pci_bus_id},
+      {"driver_version", dev.driver_version},
+      {"runtime_version", dev.runtime_version},
+      {"nvcc_version", dev.nvcc_version},
+      {"cublas_version", dev.cublas_version},
+      {"clocks_start", json_clocks(info.clocks_start)},
+      {"clocks_end", info.clocks_end ? json_clocks(*info.clocks_end) : Json(nullptr)},
+  };
+  Json rows = Json::array();
+  for (const Result& r : results) {
+    const Problem& p = r.problem;
+    const Derived d = derive(r);
+    const auto timing = [&r](auto field) {
+      return r.timing ? Json((*r.timing).*field) : Json(nullptr);
+    };
+    const auto error = [&r](auto field) {
+      return r.error ? Json((*r.error).*field) : Json(nullptr);
+    };
+    rows.push_back({
+        {"M", p.m},
+        {"N", p.n},
+        {"K", p.k},
+        {"dtype", to_string(p.input)},
+        {"out_dtype", to_string(p.output)},
+        {"layout", layouts_name(p.layouts)},
+        {"lda", p.lda},
+        {"ldb", p.ldb},
+        {"ldc", p.ldc},
+        {"alpha", p.alpha},
+        {"beta", p.beta},
+        {"kernel", r.kernel},
+        {"median_ms", timing(&Timing::median_ms)},
+        {"min_ms", timing(&Timing::min_ms)},
+        {"max_ms", timing(&Timing::max_ms)},
+        {"launches_per_sample", timing(&Timing::launches_per_sample)},
+        {"tflops", nullable(d.tflops)},
+        {"cublas_tflops", nullable(d.cublas_tflops)},
+        {"ratio", nullable(d.ratio)},
+        {"rel_err", error(&testing::ErrorStats::rel_fro)},
+        {"max_abs_err", error(&testing::ErrorStats::max_abs)},
+        {"max_abs_row", error(&testing::ErrorStats::max_row)},
+        {"max_abs_col", error(&testing::ErrorStats::max_col)},
+        {"nonfinite", error(&testing::ErrorStats::nonfinite)},
+        {"status", r.status},
+        {"sm_clock_mhz", nullable(r.sm_clock_mhz)},
+        {"l2_sets", r.l2_sets},
+    });
+  }
+  const Json doc = {
+      {"device", std::move(device)},
+      {"command", info.command},
+      {"seed", info.seed},
+      {"results", std::move(rows)},
+  };
+  out << doc.dump(2) << '\n';
+}
+
+}  // namespace tcgemm::bench
