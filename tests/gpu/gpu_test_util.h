@@ -1,0 +1,265 @@
+// Shared pieces of the GPU tests: the skip rule, a device problem built from
+// a small spec (fresh random inputs, poisoned or random C), and host copies.
+#pragma once
+
+#include <tcgemm/registry.h>
+#include <tcgemm/tcgemm.h>
+
+#include "testing/testing.h"
+
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace tcgemm_test {
+
+using tcgemm::DType;
+using tcgemm::GemmArgs;
+using tcgemm::Layout;
+using tcgemm::Status;
+using tcgemm::StatusCode;
+using tcgemm::testing::DeviceBuffer;
+
+// Empty when device 0 can run tcgemm's device code (sm_90: the library, the
+// reference GEMM and the fills are all built for sm_90a only); otherwise the
+// reason, worded for a test report.
+inline std::string hopper_skip_reason() {
+  int count = 0;
+  const cudaError_t err = cudaGetDeviceCount(&count);
+  if (err != cudaSuccess) {
+    cudaGetLastError();
+    return std::string("no CUDA device (cudaGetDeviceCount: ") + cudaGetErrorString(err) + ")";
+  }
+  if (count == 0) return "no CUDA device (cudaGetDeviceCount returned 0)";
+  int major = 0;
+  int minor = 0;
+  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0);
+  cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, 0);
+  if (major != 9 || minor != 0) {
+    return "device 0 is sm_" + std::to_string(major * 10 + minor) +
+           "; tcgemm's kernels and references are built for sm_90a (Hopper) only";
+  }
+  return {};
+}
+
+inline int device_compute_capability() {
+  int major = 0;
+  int minor = 0;
+  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0);
+  cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, 0);
+  return major * 10 + minor;
+}
+
+// Every GPU test derives from this: it skips without a Hopper device and
+// checks after each test that no asynchronous CUDA error was left behind.
+class HopperTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const std::string reason = hopper_skip_reason();
+    if (!reason.empty()) GTEST_SKIP() << reason;
+  }
+  void TearDown() override {
+    if (IsSkipped()) return;
+    const cudaError_t sync = cudaDeviceSynchronize();
+    EXPECT_EQ(sync, cudaSuccess) << "after the test: " << cudaGetErrorString(sync);
+    const cudaError_t last = cudaGetLastError();
+    EXPECT_EQ(last, cudaSuccess) << "after the test: " << cudaGetErrorString(last);
+  }
+};
+
+template <typename Param>
+class HopperTestWithParam : public HopperTest, public ::testing::WithParamInterface<Param> {};
+
+// What a test problem is: sizes, dtypes, layouts, padding of each leading
+// dimension beyond the tight one, scalars, and the seed of its inputs
+// (A uses seed, B seed + 1, C seed + 2).
+struct ProblemSpec {
+  std::int64_t m = 0;
+  std::int64_t n = 0;
+  std::int64_t k = 0;
+  DType in = DType::kBF16;
+  DType out = DType::kBF16;
+  Layout la = Layout::kRowMajor;
+  Layout lb = Layout::kColMajor;
+  Layout lc = Layout::kColMajor;
+  std::int64_t lda_pad = 0;
+  std::int64_t ldb_pad = 0;
+  std::int64_t ldc_pad = 0;
+  float alpha = 1.0f;
+  float beta = 0.0f;
+  std::uint64_t seed = 1;
+};
+
+inline std::string layout_letters(const ProblemSpec& s) {
+  // BLAS-style: A row-major is "T", column-major "N"; same for B. C's order
+  // is spelled out because cuBLAS has no name for a row-major C.
+  std::string out;
+  out += s.la == Layout::kRowMajor ? 'T' : 'N';
+  out += s.lb == Layout::kRowMajor ? 'T' : 'N';
+  out += s.lc == Layout::kRowMajor ? "_Crow" : "_Ccol";
+  return out;
+}
+
+inline std::string describe(const ProblemSpec& s) {
+  return std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k) + " " +
+         std::string(tcgemm::to_string(s.in)) + "->" + std::string(tcgemm::to_string(s.out)) +
+         " " + layout_letters(s) + " lda+" + std::to_string(s.lda_pad) + " ldb+" +
+         std::to_string(s.ldb_pad) + " ldc+" + std::to_string(s.ldc_pad) +
+         " alpha=" + std::to_string(s.alpha) + " beta=" + std::to_string(s.beta) +
+         " seed=" + std::to_string(s.seed);
+}
+
+inline std::int64_t tight_ld(std::int64_t rows, std::int64_t cols, Layout layout) {
+  const std::int64_t ld = layout == Layout::kRowMajor ? cols : rows;
+  return ld < 1 ? 1 : ld;
+}
+
+inline std::size_t bytes_for(std::int64_t elements, DType dtype) {
+  // Never allocate zero bytes: an empty operand still gets a real address.
+  const std::int64_t e = elements < 1 ? 1 : elements;
+  return static_cast<std::size_t>(e) * tcgemm::size_of(dtype);
+}
+
+// A problem living on the device: A and B hold normal(0, 1) values; C holds
+// normal(0, 1) values when beta != 0 and the NaN poison otherwise, so an
+// element the kernel fails to write is caught.
+struct DeviceProblem {
+  ProblemSpec spec;
+  GemmArgs args;
+  DeviceBuffer a;
+  DeviceBuffer b;
+  DeviceBuffer c;
+  std::int64_t a_elements = 0;
+  std::int64_t b_elements = 0;
+  std::int64_t c_elements = 0;
+
+  std::size_t c_bytes() const { return bytes_for(c_elements, spec.out); }
+
+  // Refills C as at construction (same seed): for a second run of the same problem.
+  void reset_c() {
+    if (spec.beta != 0.0f) {
+      tcgemm::testing::fill_normal(c.get(), spec.out, c_elements, spec.seed + 2);
+    } else {
+      tcgemm::testing::fill_poison(c.get(), spec.out, c_elements);
+    }
+    TCGEMM_CHECK_CUDA(cudaDeviceSynchronize());
+  }
+};
+
+inline DeviceProblem make_problem(const ProblemSpec& s) {
+  DeviceProblem p;
+  p.spec = s;
+  GemmArgs& args = p.args;
+  args.m = s.m;
+  args.n = s.n;
+  args.k = s.k;
+  args.alpha = s.alpha;
+  args.beta = s.beta;
+  const std::int64_t lda = tight_ld(s.m, s.k, s.la) + s.lda_pad;
+  const std::int64_t ldb = tight_ld(s.k, s.n, s.lb) + s.ldb_pad;
+  const std::int64_t ldc = tight_ld(s.m, s.n, s.lc) + s.ldc_pad;
+  p.a_elements = tcgemm::testing::span_elements(s.m, s.k, s.la, lda);
+  p.b_elements = tcgemm::testing::span_elements(s.k, s.n, s.lb, ldb);
+  p.c_elements = tcgemm::testing::span_elements(s.m, s.n, s.lc, ldc);
+  p.a = DeviceBuffer(bytes_for(p.a_elements, s.in));
+  p.b = DeviceBuffer(bytes_for(p.b_elements, s.in));
+  p.c = DeviceBuffer(bytes_for(p.c_elements, s.out));
+  if (p.a_elements > 0) tcgemm::testing::fill_normal(p.a.get(), s.in, p.a_elements, s.seed);
+  if (p.b_elements > 0) tcgemm::testing::fill_normal(p.b.get(), s.in, p.b_elements, s.seed + 1);
+  args.a = {p.a.get(), s.in, s.la, lda, 0};
+  args.b = {p.b.get(), s.in, s.lb, ldb, 0};
+  args.c = {p.c.get(), s.out, s.lc, ldc, 0};
+  if (p.c_elements > 0) p.reset_c();
+  TCGEMM_CHECK_CUDA(cudaDeviceSynchronize());
+  return p;
+}
+
+// A device copy of `bytes` at `src` (to check later that they did not change).
+inline DeviceBuffer snapshot(const void* src, std::size_t bytes) {
+  DeviceBuffer copy(bytes);
+  TCGEMM_CHECK_CUDA(cudaMemcpy(copy.get(), src, bytes, cudaMemcpyDeviceToDevice));
+  return copy;
+}
+
+// The reference result of a problem (fp32, column-major, ld = M), computed
+// before the kernel under test overwrites C.
+inline DeviceBuffer reference_of(const GemmArgs& args) {
+  DeviceBuffer ref(bytes_for(args.m * args.n, DType::kFP32));
+  tcgemm::testing::reference_gemm(args, static_cast<float*>(ref.get()));
+  TCGEMM_CHECK_CUDA(cudaDeviceSynchronize());
+  return ref;
+}
+
+// Host float values of `count` device elements of `dtype`.
+inline float half_bits_to_float(std::uint16_t h) {
+  const std::uint32_t sign = static_cast<std::uint32_t>(h & 0x8000u) << 16;
+  const std::uint32_t exponent = (h >> 10) & 0x1fu;
+  const std::uint32_t mantissa = h & 0x3ffu;
+  std::uint32_t bits = 0;
+  if (exponent == 0) {
+    // Zero or subnormal: mantissa * 2^-24.
+    float v = static_cast<float>(mantissa) * (1.0f / 16777216.0f);
+    return sign ? -v : v;
+  }
+  if (exponent == 0x1f) {
+    bits = sign | 0x7f800000u | (mantissa << 13);
+  } else {
+    bits = sign | ((exponent + 112u) << 23) | (mantissa << 13);
+  }
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+inline std::vector<float> to_host_floats(const void* device, DType dtype, std::int64_t count) {
+  std::vector<float> out(static_cast<std::size_t>(count));
+  if (count <= 0) return out;
+  if (dtype == DType::kFP32) {
+    TCGEMM_CHECK_CUDA(cudaMemcpy(out.data(), device, out.size() * 4, cudaMemcpyDeviceToHost));
+    return out;
+  }
+  std::vector<std::uint16_t> raw(out.size());
+  TCGEMM_CHECK_CUDA(cudaMemcpy(raw.data(), device, raw.size() * 2, cudaMemcpyDeviceToHost));
+  for (std::size_t i = 0; i < raw.size(); ++i) {
+    if (dtype == DType::kBF16) {
+      const std::uint32_t bits = static_cast<std::uint32_t>(raw[i]) << 16;
+      std::memcpy(&out[i], &bits, sizeof(float));
+    } else {
+      out[i] = half_bits_to_float(raw[i]);
+    }
+  }
+  return out;
+}
+
+// Pass/fail of a compare() against the tolerance of the output dtype, with
+// the error figures in the message either way.
+inline ::testing::AssertionResult MatchesReference(const GemmArgs& args, const float* ref) {
+  const tcgemm::testing::ErrorStats e = tcgemm::testing::compare(args, ref);
+  const double tol = tcgemm::testing::tolerance_for(args.c.dtype);
+  ::testing::AssertionResult r =
+      e.passed(tol) ? ::testing::AssertionSuccess() : ::testing::AssertionFailure();
+  r << "rel_fro=" << e.rel_fro << " (tolerance " << tol << ") max_abs=" << e.max_abs << " at ("
+    << e.max_row << ", " << e.max_col << ") nonfinite=" << e.nonfinite;
+  return r;
+}
+
+inline ::testing::AssertionResult IsOk(const Status& s) {
+  if (s.ok()) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << tcgemm::to_string(s.code) << ": " << s.message;
+}
+
+// Test-name-safe text: letters, digits and '_' only.
+inline std::string sanitize_name(std::string s) {
+  for (char& ch : s) {
+    const bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+                    (ch >= '0' && ch <= '9') || ch == '_';
+    if (!ok) ch = '_';
+  }
+  return s;
+}
+
+}  // namespace tcgemm_test

@@ -1,0 +1,258 @@
+// The public API on the device: dispatch without a named kernel, BLAS
+// degenerate sizes (K == 0 scales C, M or N == 0 leaves it alone), refusals
+// that leave C bit-identical, user streams, and concurrent callers.
+#include "gpu_test_util.h"
+
+#include <cmath>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace tcgemm_test {
+namespace {
+
+ProblemSpec tn(std::int64_t m, std::int64_t n, std::int64_t k, DType in = DType::kBF16,
+               DType out = DType::kBF16, std::uint64_t seed = 0x9a100000) {
+  ProblemSpec s;
+  s.m = m;
+  s.n = n;
+  s.k = k;
+  s.in = in;
+  s.out = out;
+  s.seed = seed;
+  return s;
+}
+
+// True when some registry kernel accepts the problem on this device.
+bool some_kernel_accepts(const GemmArgs& args) {
+  const tcgemm::DeviceCaps device{device_compute_capability()};
+  for (const tcgemm::KernelInfo& k : tcgemm::registry()) {
+    if (tcgemm::check_constraints(k.constraints, args, device).empty()) return true;
+  }
+  return false;
+}
+
+// Calls gemm on a problem that must be refused with `code`, and checks that
+// the message names `needle` and that C (the `bytes` at args.c.ptr) did not
+// change.
+void expect_refused_and_c_untouched(const GemmArgs& args, std::size_t bytes, StatusCode code,
+                                    const std::string& needle) {
+  const DeviceBuffer before = snapshot(args.c.ptr, bytes);
+  const Status s = tcgemm::gemm(args);
+  EXPECT_EQ(s.code, code) << tcgemm::to_string(s.code) << ": " << s.message;
+  EXPECT_NE(s.message.find(needle), std::string::npos)
+      << "message does not name '" << needle << "': " << s.message;
+  TCGEMM_CHECK_CUDA(cudaDeviceSynchronize());
+  EXPECT_TRUE(tcgemm::testing::bitwise_equal(args.c.ptr, before.get(), bytes))
+      << "a refused call changed C";
+}
+
+using GemmApi = HopperTest;
+
+TEST_F(GemmApi, DispatcherRunsATnProblemCorrectly) {
+  DeviceProblem p = make_problem(tn(512, 384, 256, DType::kBF16, DType::kBF16, 0x9a100010));
+  const DeviceBuffer ref = reference_of(p.args);
+  ASSERT_TRUE(IsOk(tcgemm::gemm(p.args)));
+  TCGEMM_CHECK_CUDA(cudaDeviceSynchronize());
+  EXPECT_TRUE(MatchesReference(p.args, static_cast<const float*>(ref.get())));
+}
+
+TEST_F(GemmApi, RunsOnTheCallersStream) {
+  cudaStream_t stream = nullptr;
+  TCGEMM_CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  DeviceProblem p = make_problem(tn(640, 520, 328, DType::kFP16, DType::kFP32, 0x9a100020));
+  p.args.stream = stream;
+  const DeviceBuffer ref = reference_of(p.args);
+  ASSERT_TRUE(IsOk(tcgemm::gemm(p.args)));
+  TCGEMM_CHECK_CUDA(cudaStreamSynchronize(stream));
+  const tcgemm::testing::ErrorStats e =
+      tcgemm::testing::compare(p.args, static_cast<const float*>(ref.get()), stream);
+  EXPECT_TRUE(e.passed(tcgemm::testing::tolerance_for(p.args.c.dtype)))
+      << "rel_fro=" << e.rel_fro << " nonfinite=" << e.nonfinite;
+  TCGEMM_CHECK_CUDA(cudaStreamDestroy(stream));
+}
+
+// ---- K == 0: C = beta * C -------------------------------------------------------
+
+TEST_F(GemmApi, KZeroScalesCByBeta) {
+  for (DType out : {DType::kFP32, DType::kBF16, DType::kFP16}) {
+    SCOPED_TRACE(std::string("output ") + std::string(tcgemm::to_string(out)));
+    ProblemSpec s = tn(100, 70, 0, DType::kBF16, out, 0x9a100030);
+    s.beta = 0.5f;
+    s.ldc_pad = 3;
+    DeviceProblem p = make_problem(s);
+    const std::vector<float> c_in = to_host_floats(p.c.get(), out, p.c_elements);
+    ASSERT_TRUE(IsOk(tcgemm::gemm(p.args)));
+    TCGEMM_CHECK_CUDA(cudaDeviceSynchronize());
+    const std::vector<float> c_out = to_host_floats(p.c.get(), out, p.c_elements);
+    // Halving is exact in fp32 and bf16; in fp16 it is exact except where the
+    // result is subnormal, which may round by half of 2^-24. The padding rows
+    // (ldc = M + 3) lie outside C and must keep their values.
+    const float slack = out == DType::kFP16 ? 0x1p-25f : 0.0f;
+    std::int64_t wrong = 0;
+    for (std::int64_t j = 0; j < s.n; ++j) {
+      for (std::int64_t i = 0; i < p.args.c.ld; ++i) {
+        const std::size_t idx = static_cast<std::size_t>(j * p.args.c.ld + i);
+        if (idx >= c_in.size()) break;
+        const float expected = i < s.m ? 0.5f * c_in[idx] : c_in[idx];
+        if (!(std::fabs(c_out[idx] - expected) <= slack)) ++wrong;
+      }
+    }
+    EXPECT_EQ(wrong, 0) << "elements not equal to beta * C (or padding changed)";
+  }
+}
+
+TEST_F(GemmApi, KZeroWithBetaZeroWritesZerosOverPoison) {
+  // beta == 0 means C is not read: NaN in C must not survive.
+  DeviceProblem p = make_problem(tn(33, 65, 0, DType::kFP16, DType::kFP16, 0x9a100040));
+  ASSERT_TRUE(IsOk(tcgemm::gemm(p.args)));
+  TCGEMM_CHECK_CUDA(cudaDeviceSynchronize());
+  const std::vector<float> c = to_host_floats(p.c.get(), DType::kFP16, p.c_elements);
+  std::int64_t nonzero = 0;
+  for (float x : c) nonzero += (x == 0.0f) ? 0 : 1;
+  EXPECT_EQ(nonzero, 0);
+}
+
+TEST_F(GemmApi, KZeroDoesNotNeedAOrB) {
+  ProblemSpec s = tn(64, 64, 0, DType::kBF16, DType::kFP32, 0x9a100050);
+  s.beta = 2.0f;
+  DeviceProblem p = make_problem(s);
+  p.args.a.ptr = nullptr;
+  p.args.b.ptr = nullptr;
+  const std::vector<float> c_in = to_host_floats(p.c.get(), DType::kFP32, p.c_elements);
+  ASSERT_TRUE(IsOk(tcgemm::gemm(p.args)));
+  TCGEMM_CHECK_CUDA(cudaDeviceSynchronize());
+  const std::vector<float> c_out = to_host_floats(p.c.get(), DType::kFP32, p.c_elements);
+  for (std::size_t i = 0; i < c_in.size(); ++i) {
+    ASSERT_EQ(c_out[i], 2.0f * c_in[i]) << "element " << i;
+  }
+}
+
+// ---- M == 0 or N == 0: nothing to do --------------------------------------------
+
+TEST_F(GemmApi, MZeroLeavesCUntouched) {
+  // C gets a real buffer with random contents; with M == 0 it is not part of
+  // the problem and must keep every bit.
+  DeviceBuffer c(4096);
+  tcgemm::testing::fill_normal(c.get(), DType::kBF16, 2048, 0x9a100060);
+  TCGEMM_CHECK_CUDA(cudaDeviceSynchronize());
+  const DeviceBuffer before = snapshot(c.get(), 4096);
+  GemmArgs args;
+  args.m = 0;
+  args.n = 32;
+  args.k = 64;
+  args.a = {nullptr, DType::kBF16, Layout::kRowMajor, 64, 0};
+  args.b = {nullptr, DType::kBF16, Layout::kColMajor, 64, 0};
+  args.c = {c.get(), DType::kBF16, Layout::kColMajor, 1, 0};
+  args.beta = 0.5f;
+  EXPECT_TRUE(IsOk(tcgemm::gemm(args)));
+  TCGEMM_CHECK_CUDA(cudaDeviceSynchronize());
+  EXPECT_TRUE(tcgemm::testing::bitwise_equal(c.get(), before.get(), 4096));
+}
+
+TEST_F(GemmApi, NZeroLeavesCUntouched) {
+  DeviceProblem p = make_problem(tn(64, 8, 64, DType::kBF16, DType::kBF16, 0x9a100070));
+  tcgemm::testing::fill_normal(p.c.get(), DType::kBF16, p.c_elements, 0x9a100075);
+  TCGEMM_CHECK_CUDA(cudaDeviceSynchronize());
+  const DeviceBuffer before = snapshot(p.c.get(), p.c_bytes());
+  p.args.n = 0;
+  p.args.beta = 0.5f;
+  EXPECT_TRUE(IsOk(tcgemm::gemm(p.args)));
+  TCGEMM_CHECK_CUDA(cudaDeviceSynchronize());
+  EXPECT_TRUE(tcgemm::testing::bitwise_equal(p.c.get(), before.get(), p.c_bytes()));
+}
+
+// ---- refusals leave C alone ---------------------------------------------------------
+
+TEST_F(GemmApi, NnLayoutIsNotSupportedAndLeavesCUntouched) {
+  ProblemSpec s = tn(256, 256, 256, DType::kBF16, DType::kBF16, 0x9a100080);
+  s.la = Layout::kColMajor;  // A column-major, B column-major: "NN"
+  DeviceProblem p = make_problem(s);
+  if (some_kernel_accepts(p.args)) GTEST_SKIP() << "a registry kernel implements NN now";
+  expect_refused_and_c_untouched(p.args, p.c_bytes(), StatusCode::kNotSupported, "layout");
+}
+
+TEST_F(GemmApi, LdaNoKernelAcceptsIsNotSupportedAndNamesIt) {
+  ProblemSpec s = tn(256, 256, 256, DType::kBF16, DType::kBF16, 0x9a100090);
+  s.lda_pad = 1;  // lda = 257
+  DeviceProblem p = make_problem(s);
+  if (some_kernel_accepts(p.args)) GTEST_SKIP() << "a registry kernel accepts lda=257 now";
+  expect_refused_and_c_untouched(p.args, p.c_bytes(), StatusCode::kNotSupported, "lda=257");
+}
+
+TEST_F(GemmApi, BatchBeyondEveryKernelIsNotSupported) {
+  ProblemSpec s = tn(128, 128, 64, DType::kBF16, DType::kBF16, 0x9a1000a0);
+  DeviceProblem p = make_problem(s);
+  // Two batch entries over the same A and B (stride 0), C entries side by side.
+  DeviceBuffer c2(2 * p.c_bytes());
+  tcgemm::testing::fill_poison(c2.get(), DType::kBF16, 2 * p.c_elements);
+  TCGEMM_CHECK_CUDA(cudaDeviceSynchronize());
+  p.args.batch_count = 2;
+  p.args.c.ptr = c2.get();
+  p.args.c.stride = p.c_elements;
+  if (some_kernel_accepts(p.args)) GTEST_SKIP() << "a registry kernel accepts batch_count=2 now";
+  expect_refused_and_c_untouched(p.args, 2 * p.c_bytes(), StatusCode::kNotSupported,
+                                 "batch_count");
+}
+
+TEST_F(GemmApi, InvalidArgumentLeavesCUntouched) {
+  DeviceProblem p = make_problem(tn(64, 64, 64, DType::kBF16, DType::kBF16, 0x9a1000b0));
+  p.args.c.ld = 63;  // C is 64 x 64 column-major
+  expect_refused_and_c_untouched(p.args, p.c_bytes(), StatusCode::kInvalidValue, "ldc=63");
+}
+
+TEST_F(GemmApi, NamedKernelThatRefusesSaysWhy) {
+  ASSERT_FALSE(tcgemm::registry().empty());
+  const tcgemm::KernelInfo& kernel = tcgemm::registry().front();
+  ProblemSpec s = tn(256, 256, 256, DType::kBF16, DType::kBF16, 0x9a1000c0);
+  s.lb = Layout::kRowMajor;
+  s.la = Layout::kColMajor;
+  DeviceProblem p = make_problem(s);
+  const std::string reason =
+      tcgemm::check_constraints(kernel.constraints, p.args, {device_compute_capability()});
+  if (reason.empty()) GTEST_SKIP() << kernel.name << " accepts NT now";
+  tcgemm::GemmOptions options;
+  options.kernel = kernel.name;
+  const DeviceBuffer before = snapshot(p.c.get(), p.c_bytes());
+  const Status st = tcgemm::gemm(p.args, options);
+  EXPECT_EQ(st.code, StatusCode::kNotSupported) << st.message;
+  EXPECT_NE(st.message.find(kernel.name), std::string::npos) << st.message;
+  EXPECT_NE(st.message.find(reason), std::string::npos) << st.message;
+  TCGEMM_CHECK_CUDA(cudaDeviceSynchronize());
+  EXPECT_TRUE(tcgemm::testing::bitwise_equal(p.c.get(), before.get(), p.c_bytes()));
+}
+
+// ---- thread safety ---------------------------------------------------------------------
+
+TEST_F(GemmApi, ConcurrentCallersOnTheirOwnStreamsGetCorrectResults) {
+  constexpr int kThreads = 4;
+  std::vector<DeviceProblem> problems;
+  std::vector<DeviceBuffer> refs;
+  std::vector<cudaStream_t> streams(kThreads);
+  for (int t = 0; t < kThreads; ++t) {
+    problems.push_back(make_problem(
+        tn(384 + 8 * t, 256 + 24 * t, 192, t % 2 ? DType::kFP16 : DType::kBF16,
+           t % 2 ? DType::kFP16 : DType::kBF16, 0x9a1000d0 + 16 * static_cast<std::uint64_t>(t))));
+    refs.push_back(reference_of(problems.back().args));
+    TCGEMM_CHECK_CUDA(cudaStreamCreateWithFlags(&streams[t], cudaStreamNonBlocking));
+    problems.back().args.stream = streams[t];
+  }
+  std::vector<Status> results(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int rep = 0; rep < 8 && results[t].ok(); ++rep) results[t] = tcgemm::gemm(problems[t].args);
+    });
+  }
+  for (std::thread& th : threads) th.join();
+  for (int t = 0; t < kThreads; ++t) {
+    EXPECT_TRUE(IsOk(results[t])) << "thread " << t;
+    TCGEMM_CHECK_CUDA(cudaStreamSynchronize(streams[t]));
+    EXPECT_TRUE(MatchesReference(problems[t].args, static_cast<const float*>(refs[t].get())))
+        << "thread " << t;
+    TCGEMM_CHECK_CUDA(cudaStreamDestroy(streams[t]));
+  }
+}
+
+}  // namespace
+}  // namespace tcgemm_test

@@ -1,0 +1,469 @@
+// The kernel registry: its entries are well formed, find_kernel finds them,
+// and check_constraints refuses every kind of violated constraint with a
+// message naming it (and accepts a conforming problem). Constraints are data,
+// so all of this runs on the CPU.
+#include <tcgemm/registry.h>
+#include <tcgemm/tcgemm.h>
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <set>
+#include <string>
+#include <string_view>
+
+namespace {
+
+using tcgemm::DeviceCaps;
+using tcgemm::DType;
+using tcgemm::GemmArgs;
+using tcgemm::KernelConstraints;
+using tcgemm::KernelInfo;
+using tcgemm::Layout;
+
+constexpr std::uintptr_t kAligned = 0x100000;  // fake device address, 1 MiB aligned
+
+// The first member of a bit set over a small enum (DType or Layout).
+template <typename Enum>
+Enum first_in(std::uint32_t set) {
+  for (int i = 0; i < 32; ++i) {
+    if (set & (1u << i)) return static_cast<Enum>(i);
+  }
+  return static_cast<Enum>(0);
+}
+
+std::int64_t round_up(std::int64_t x, std::int64_t multiple) {
+  return (x + multiple - 1) / multiple * multiple;
+}
+
+std::int64_t natural_ld(std::int64_t rows, std::int64_t cols, Layout layout) {
+  return layout == Layout::kRowMajor ? cols : rows;
+}
+
+// A problem that satisfies `c` in every respect (first allowed dtype and
+// layouts, sizes and leading dimensions rounded up to the multiples,
+// addresses aligned), and passes tcgemm::validate.
+GemmArgs conforming_problem(const KernelConstraints& c) {
+  GemmArgs args;
+  args.m = round_up(256, c.m_multiple);
+  args.n = round_up(256, c.n_multiple);
+  args.k = round_up(128, c.k_multiple);
+  const DType in = first_in<DType>(c.input_dtypes);
+  args.a = {reinterpret_cast<const void*>(kAligned), in, first_in<Layout>(c.a_layouts), 0, 0};
+  args.b = {reinterpret_cast<const void*>(2 * kAligned), in, first_in<Layout>(c.b_layouts), 0, 0};
+  args.c = {reinterpret_cast<void*>(4 * kAligned), first_in<DType>(c.output_dtypes),
+            first_in<Layout>(c.c_layouts), 0, 0};
+  args.a.ld = round_up(natural_ld(args.m, args.k, args.a.layout), c.lda_multiple);
+  args.b.ld = round_up(natural_ld(args.k, args.n, args.b.layout), c.ldb_multiple);
+  args.c.ld = round_up(natural_ld(args.m, args.n, args.c.layout), c.ldc_multiple);
+  return args;
+}
+
+DeviceCaps device_for(const KernelConstraints& c) {
+  return DeviceCaps{c.compute_capability != 0 ? c.compute_capability : 90};
+}
+
+// A refusal: non-empty and containing `needle`.
+::testing::AssertionResult RefusedNaming(const std::string& reason, std::string_view needle) {
+  if (reason.empty()) return ::testing::AssertionFailure() << "accepted; expected a refusal naming '" << needle << "'";
+  if (reason.find(needle) == std::string::npos) {
+    return ::testing::AssertionFailure() << "refusal does not name '" << needle << "': " << reason;
+  }
+  return ::testing::AssertionSuccess() << reason;
+}
+
+// Constraints of a made-up kernel that restricts everything, so each check
+// of check_constraints can be violated on its own.
+KernelConstraints strict_constraints() {
+  KernelConstraints c;
+  c.input_dtypes = tcgemm::bit(DType::kBF16);
+  c.output_dtypes = tcgemm::bit(DType::kBF16) | tcgemm::bit(DType::kFP32);
+  c.a_layouts = tcgemm::bit(Layout::kRowMajor);
+  c.b_layouts = tcgemm::bit(Layout::kColMajor);
+  c.c_layouts = tcgemm::bit(Layout::kColMajor);
+  c.m_multiple = 128;
+  c.n_multiple = 256;
+  c.k_multiple = 64;
+  c.lda_multiple = 8;
+  c.ldb_multiple = 8;
+  c.ldc_multiple = 4;
+  c.ab_alignment = 16;
+  c.c_alignment = 16;
+  c.max_dim = 1 << 20;
+  c.max_batch = 1;
+  c.compute_capability = 90;
+  return c;
+}
+
+// ---- the entries --------------------------------------------------------------
+
+TEST(Registry, IsNotEmpty) { EXPECT_FALSE(tcgemm::registry().empty()); }
+
+TEST(Registry, NamesAreUniqueAndNonEmpty) {
+  std::set<std::string_view> names;
+  for (const KernelInfo& k : tcgemm::registry()) {
+    EXPECT_FALSE(k.name.empty());
+    EXPECT_TRUE(names.insert(k.name).second) << "duplicate kernel name " << k.name;
+  }
+}
+
+TEST(Registry, NamesAreUsableAsFilterTokens) {
+  // Names appear in --kernels filters, CSV rows and test names.
+  for (const KernelInfo& k : tcgemm::registry()) {
+    for (char ch : k.name) {
+      const bool ok = (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '_';
+      EXPECT_TRUE(ok) << "kernel name '" << k.name << "' has character '" << ch << "'";
+    }
+  }
+}
+
+TEST(Registry, EveryKernelHasADescriptionAndALauncher) {
+  for (const KernelInfo& k : tcgemm::registry()) {
+    EXPECT_FALSE(k.description.empty()) << k.name;
+    EXPECT_EQ(k.description.find('\n'), std::string_view::npos) << k.name << ": description is one line";
+    EXPECT_NE(k.launch, nullptr) << k.name;
+  }
+}
+
+TEST(Registry, EveryKernelDeclaresWhatItAccepts) {
+  for (const KernelInfo& k : tcgemm::registry()) {
+    const KernelConstraints& c = k.constraints;
+    EXPECT_NE(c.input_dtypes, 0u) << k.name;
+    EXPECT_NE(c.output_dtypes, 0u) << k.name;
+    EXPECT_NE(c.a_layouts, 0u) << k.name;
+    EXPECT_NE(c.b_layouts, 0u) << k.name;
+    EXPECT_NE(c.c_layouts, 0u) << k.name;
+    // Inputs are half precision only (tcgemm::validate refuses fp32 inputs).
+    EXPECT_EQ(c.input_dtypes & tcgemm::bit(DType::kFP32), 0u) << k.name;
+    EXPECT_GE(c.m_multiple, 1) << k.name;
+    EXPECT_GE(c.n_multiple, 1) << k.name;
+    EXPECT_GE(c.k_multiple, 1) << k.name;
+    EXPECT_GE(c.lda_multiple, 1) << k.name;
+    EXPECT_GE(c.ldb_multiple, 1) << k.name;
+    EXPECT_GE(c.ldc_multiple, 1) << k.name;
+    EXPECT_GE(c.ab_alignment, 1) << k.name;
+    EXPECT_GE(c.c_alignment, 1) << k.name;
+    EXPECT_GE(c.max_batch, 1) << k.name;
+  }
+}
+
+TEST(Registry, FindKernelReturnsEveryRegisteredKernel) {
+  for (const KernelInfo& k : tcgemm::registry()) {
+    const KernelInfo* found = tcgemm::find_kernel(k.name);
+    ASSERT_NE(found, nullptr) << k.name;
+    EXPECT_EQ(found, &k) << k.name;
+  }
+}
+
+TEST(Registry, FindKernelReturnsNullForUnknownNames) {
+  EXPECT_EQ(tcgemm::find_kernel("no_such_kernel"), nullptr);
+  EXPECT_EQ(tcgemm::find_kernel(""), nullptr);
+  if (!tcgemm::registry().empty()) {
+    // A prefix of a real name is not that kernel.
+    const std::string_view name = tcgemm::registry().front().name;
+    EXPECT_EQ(tcgemm::find_kernel(name.substr(0, name.size() - 1)), nullptr);
+  }
+}
+
+TEST(Registry, HasTheWarpSpecializedHopperKernel) {
+  const KernelInfo* k = tcgemm::find_kernel("k05_warp_specialized");
+  ASSERT_NE(k, nullptr);
+  EXPECT_EQ(k->constraints.compute_capability, 90);
+  EXPECT_NE(k->constraints.input_dtypes & tcgemm::bit(DType::kBF16), 0u);
+  EXPECT_NE(k->constraints.input_dtypes & tcgemm::bit(DType::kFP16), 0u);
+}
+
+TEST(Registry, EveryKernelAcceptsAProblemThatMeetsItsConstraints) {
+  for (const KernelInfo& k : tcgemm::registry()) {
+    const GemmArgs args = conforming_problem(k.constraints);
+    const tcgemm::Status valid = tcgemm::validate(args);
+    ASSERT_TRUE(valid.ok()) << k.name << ": test problem is invalid: " << valid.message;
+    EXPECT_EQ(tcgemm::check_constraints(k.constraints, args, device_for(k.constraints)), "")
+        << k.name;
+  }
+}
+
+TEST(Registry, EveryKernelRefusesTheWrongComputeCapability) {
+  for (const KernelInfo& k : tcgemm::registry()) {
+    if (k.constraints.compute_capability == 0) continue;
+    const GemmArgs args = conforming_problem(k.constraints);
+    for (int cc : {0, 80, 89, 100}) {
+      if (cc == k.constraints.compute_capability) continue;
+      EXPECT_TRUE(RefusedNaming(tcgemm::check_constraints(k.constraints, args, DeviceCaps{cc}),
+                                "compute capability"))
+          << k.name << " on cc " << cc;
+    }
+  }
+}
+
+TEST(Registry, EveryKernelRefusesLayoutsItDoesNotList) {
+  for (const KernelInfo& k : tcgemm::registry()) {
+    const KernelConstraints& c = k.constraints;
+    for (Layout l : {Layout::kRowMajor, Layout::kColMajor}) {
+      GemmArgs args = conforming_problem(c);
+      if ((c.a_layouts & tcgemm::bit(l)) == 0) {
+        args.a.layout = l;
+        args.a.ld = round_up(natural_ld(args.m, args.k, l), c.lda_multiple);
+        EXPECT_TRUE(RefusedNaming(tcgemm::check_constraints(c, args, device_for(c)), "A layout"))
+            << k.name;
+      }
+      args = conforming_problem(c);
+      if ((c.b_layouts & tcgemm::bit(l)) == 0) {
+        args.b.layout = l;
+        args.b.ld = round_up(natural_ld(args.k, args.n, l), c.ldb_multiple);
+        EXPECT_TRUE(RefusedNaming(tcgemm::check_constraints(c, args, device_for(c)), "B layout"))
+            << k.name;
+      }
+      args = conforming_problem(c);
+      if ((c.c_layouts & tcgemm::bit(l)) == 0) {
+        args.c.layout = l;
+        args.c.ld = round_up(natural_ld(args.m, args.n, l), c.ldc_multiple);
+        EXPECT_TRUE(RefusedNaming(tcgemm::check_constraints(c, args, device_for(c)), "C layout"))
+            << k.name;
+      }
+    }
+  }
+}
+
+TEST(Registry, EveryKernelRefusesBatchesLargerThanItsMaximum) {
+  for (const KernelInfo& k : tcgemm::registry()) {
+    if (k.constraints.max_batch >= 1 << 30) continue;
+    GemmArgs args = conforming_problem(k.constraints);
+    args.batch_count = k.constraints.max_batch + 1;
+    args.a.stride = args.a.ld * 1024;
+    args.b.stride = args.b.ld * 1024;
+    args.c.stride = args.c.ld * 1024;
+    EXPECT_TRUE(RefusedNaming(
+        tcgemm::check_constraints(k.constraints, args, device_for(k.constraints)), "batch_count"))
+        << k.name;
+  }
+}
+
+// ---- what the Hopper kernel promises ------------------------------------------------
+// k05_warp_specialized computes any M, N, K >= 1 in TN layout (TMA zero-fill
+// and a masked epilogue) as long as lda and ldb are multiples of 8 elements
+// and A and B are 16-byte aligned. The GPU tests run exactly these shapes, so
+// a constraint that crept in would silently turn them into skips; this pins
+// the promise on the CPU.
+
+GemmArgs tn_problem(std::int64_t m, std::int64_t n, std::int64_t k, DType in, DType out,
+                    std::int64_t ldc_pad = 0) {
+  GemmArgs args;
+  args.m = m;
+  args.n = n;
+  args.k = k;
+  args.a = {reinterpret_cast<const void*>(kAligned), in, Layout::kRowMajor, k, 0};
+  args.b = {reinterpret_cast<const void*>(2 * kAligned), in, Layout::kColMajor, k, 0};
+  args.c = {reinterpret_cast<void*>(4 * kAligned), out, Layout::kColMajor, m + ldc_pad, 0};
+  return args;
+}
+
+class K05WarpSpecialized : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    kernel_ = tcgemm::find_kernel("k05_warp_specialized");
+    if (kernel_ == nullptr) GTEST_FAIL() << "k05_warp_specialized is not registered";
+  }
+  std::string check(const GemmArgs& args) const {
+    return tcgemm::check_constraints(kernel_->constraints, args, DeviceCaps{90});
+  }
+  const KernelInfo* kernel_ = nullptr;
+};
+
+TEST_F(K05WarpSpecialized, AcceptsRaggedTnShapesWithAlignedLeadingDimensions) {
+  struct Shape {
+    std::int64_t m, n, k;
+  };
+  for (Shape s : {Shape{1, 1, 8}, Shape{17, 9, 40}, Shape{129, 257, 72}, Shape{1000, 1000, 8},
+                  Shape{4095, 4097, 4096}, Shape{1, 4096, 64}, Shape{4096, 1, 64}}) {
+    for (DType in : {DType::kBF16, DType::kFP16}) {
+      for (DType out : {DType::kBF16, DType::kFP16, DType::kFP32}) {
+        for (std::int64_t ldc_pad : {0, 3}) {
+          const GemmArgs args = tn_problem(s.m, s.n, s.k, in, out, ldc_pad);
+          ASSERT_TRUE(tcgemm::validate(args).ok());
+          EXPECT_EQ(check(args), "")
+              << s.m << "x" << s.n << "x" << s.k << " " << tcgemm::to_string(in) << "->"
+              << tcgemm::to_string(out) << " ldc+" << ldc_pad;
+        }
+      }
+    }
+  }
+}
+
+TEST_F(K05WarpSpecialized, RefusesLdaThatIsNotAMultipleOf8) {
+  GemmArgs args = tn_problem(17, 9, 33, DType::kBF16, DType::kBF16);
+  EXPECT_TRUE(RefusedNaming(check(args), "lda=33"));
+}
+
+TEST_F(K05WarpSpecialized, RefusesEveryLayoutButTn) {
+  GemmArgs args = tn_problem(256, 256, 256, DType::kBF16, DType::kBF16);
+  args.a.layout = Layout::kColMajor;
+  EXPECT_TRUE(RefusedNaming(check(args), "A layout"));
+  args = tn_problem(256, 256, 256, DType::kBF16, DType::kBF16);
+  args.b.layout = Layout::kRowMajor;
+  EXPECT_TRUE(RefusedNaming(check(args), "B layout"));
+  args = tn_problem(256, 256, 256, DType::kBF16, DType::kBF16);
+  args.c.layout = Layout::kRowMajor;
+  EXPECT_TRUE(RefusedNaming(check(args), "C layout"));
+}
+
+TEST_F(K05WarpSpecialized, RefusesAMisalignedInputPointer) {
+  GemmArgs args = tn_problem(256, 256, 256, DType::kBF16, DType::kBF16);
+  args.b.ptr = reinterpret_cast<const void*>(std::uintptr_t{0x1002});
+  EXPECT_TRUE(RefusedNaming(check(args), "B pointer"));
+}
+
+TEST_F(K05WarpSpecialized, RefusesDevicesOtherThanSm90) {
+  const GemmArgs args = tn_problem(256, 256, 256, DType::kBF16, DType::kBF16);
+  for (int cc : {80, 89, 100, 120}) {
+    EXPECT_TRUE(RefusedNaming(tcgemm::check_constraints(kernel_->constraints, args, DeviceCaps{cc}),
+                              "compute capability"))
+        << "cc " << cc;
+  }
+}
+
+// ---- check_constraints, one violated constraint at a time ------------------------
+
+class CheckConstraints : public ::testing::Test {
+ protected:
+  KernelConstraints c_ = strict_constraints();
+  GemmArgs args_ = conforming_problem(c_);
+  DeviceCaps sm90_{90};
+
+  std::string check() const { return tcgemm::check_constraints(c_, args_, sm90_); }
+};
+
+TEST_F(CheckConstraints, AcceptsAConformingProblem) { EXPECT_EQ(check(), ""); }
+
+TEST_F(CheckConstraints, AcceptsAnyComputeCapabilityWhenNoneIsRequired) {
+  c_.compute_capability = 0;
+  EXPECT_EQ(tcgemm::check_constraints(c_, args_, DeviceCaps{75}), "");
+}
+
+TEST_F(CheckConstraints, RefusesTheWrongComputeCapability) {
+  EXPECT_TRUE(RefusedNaming(tcgemm::check_constraints(c_, args_, DeviceCaps{89}), "compute capability"));
+  EXPECT_TRUE(RefusedNaming(tcgemm::check_constraints(c_, args_, DeviceCaps{100}), "compute capability"));
+  EXPECT_TRUE(RefusedNaming(tcgemm::check_constraints(c_, args_, DeviceCaps{0}), "compute capability"));
+}
+
+TEST_F(CheckConstraints, RefusesAnInputDTypeNotListed) {
+  args_.a.dtype = DType::kFP16;
+  args_.b.dtype = DType::kFP16;
+  const std::string reason = check();
+  EXPECT_TRUE(RefusedNaming(reason, "input dtype"));
+  EXPECT_TRUE(RefusedNaming(reason, "fp16"));
+}
+
+TEST_F(CheckConstraints, RefusesAnOutputDTypeNotListed) {
+  args_.c.dtype = DType::kFP16;
+  const std::string reason = check();
+  EXPECT_TRUE(RefusedNaming(reason, "output dtype"));
+  EXPECT_TRUE(RefusedNaming(reason, "fp16"));
+}
+
+TEST_F(CheckConstraints, RefusesALayoutNotListed) {
+  args_.a.layout = Layout::kColMajor;
+  args_.a.ld = args_.m;
+  EXPECT_TRUE(RefusedNaming(check(), "A layout"));
+  args_ = conforming_problem(c_);
+  args_.b.layout = Layout::kRowMajor;
+  args_.b.ld = args_.n;
+  EXPECT_TRUE(RefusedNaming(check(), "B layout"));
+  args_ = conforming_problem(c_);
+  args_.c.layout = Layout::kRowMajor;
+  args_.c.ld = args_.n;
+  EXPECT_TRUE(RefusedNaming(check(), "C layout"));
+}
+
+TEST_F(CheckConstraints, RefusesSizesThatAreNotMultiples) {
+  args_.m += 1;
+  EXPECT_TRUE(RefusedNaming(check(), "M="));
+  args_ = conforming_problem(c_);
+  args_.n -= 8;
+  EXPECT_TRUE(RefusedNaming(check(), "N="));
+  args_ = conforming_problem(c_);
+  args_.k += 32;
+  EXPECT_TRUE(RefusedNaming(check(), "K="));
+}
+
+TEST_F(CheckConstraints, RefusesLdaThatIsNotAMultiple) {
+  args_.a.ld += 1;
+  EXPECT_TRUE(RefusedNaming(check(), "lda=" + std::to_string(args_.a.ld) + " is not a multiple of 8"));
+}
+
+TEST_F(CheckConstraints, RefusesLdbThatIsNotAMultiple) {
+  args_.b.ld += 4;
+  EXPECT_TRUE(RefusedNaming(check(), "ldb="));
+}
+
+TEST_F(CheckConstraints, RefusesLdcThatIsNotAMultiple) {
+  args_.c.ld += 3;
+  EXPECT_TRUE(RefusedNaming(check(), "ldc="));
+}
+
+TEST_F(CheckConstraints, RefusesMisalignedPointers) {
+  args_.a.ptr = reinterpret_cast<const void*>(std::uintptr_t{0x1002});
+  EXPECT_TRUE(RefusedNaming(check(), "A pointer"));
+  EXPECT_TRUE(RefusedNaming(check(), "aligned"));
+  args_ = conforming_problem(c_);
+  args_.b.ptr = reinterpret_cast<const void*>(std::uintptr_t{0x1008});
+  EXPECT_TRUE(RefusedNaming(check(), "B pointer"));
+  args_ = conforming_problem(c_);
+  args_.c.ptr = reinterpret_cast<void*>(std::uintptr_t{0x1004});
+  EXPECT_TRUE(RefusedNaming(check(), "C pointer"));
+}
+
+TEST_F(CheckConstraints, RefusesSizesAboveTheMaximum) {
+  args_.m = c_.max_dim + c_.m_multiple;
+  args_.c.ld = args_.m;
+  EXPECT_TRUE(RefusedNaming(check(), std::to_string(c_.max_dim)));
+}
+
+TEST_F(CheckConstraints, RefusesBatchesAboveTheMaximum) {
+  args_.batch_count = 2;
+  EXPECT_TRUE(RefusedNaming(check(), "batch_count=2"));
+}
+
+TEST_F(CheckConstraints, AMultipleOfOneMeansAny) {
+  c_ = KernelConstraints{};
+  c_.input_dtypes = tcgemm::bit(DType::kBF16) | tcgemm::bit(DType::kFP16);
+  c_.output_dtypes = tcgemm::bit(DType::kBF16);
+  c_.a_layouts = c_.b_layouts = c_.c_layouts =
+      tcgemm::bit(Layout::kRowMajor) | tcgemm::bit(Layout::kColMajor);
+  args_ = conforming_problem(c_);
+  args_.m = 17;
+  args_.n = 9;
+  args_.k = 33;
+  args_.a.ld = 35;
+  args_.b.ld = 41;
+  args_.c.ld = 19;
+  args_.a.ptr = reinterpret_cast<const void*>(std::uintptr_t{0x1002});
+  EXPECT_EQ(tcgemm::check_constraints(c_, args_, DeviceCaps{0}), "");
+}
+
+// ---- describe ------------------------------------------------------------------------
+
+TEST(Describe, NamesDTypesLayoutsAndArchitecture) {
+  const std::string d = tcgemm::describe(strict_constraints());
+  EXPECT_NE(d.find("bf16"), std::string::npos) << d;
+  EXPECT_NE(d.find("fp32"), std::string::npos) << d;
+  EXPECT_NE(d.find("row"), std::string::npos) << d;
+  EXPECT_NE(d.find("col"), std::string::npos) << d;
+  EXPECT_NE(d.find("90"), std::string::npos) << d;
+  EXPECT_EQ(d.find('\n'), std::string::npos) << d;
+}
+
+TEST(Describe, MentionsLeadingDimensionMultiples) {
+  const std::string d = tcgemm::describe(strict_constraints());
+  EXPECT_NE(d.find("lda"), std::string::npos) << d;
+}
+
+TEST(Describe, EveryRegisteredKernelHasADescription) {
+  for (const KernelInfo& k : tcgemm::registry()) {
+    const std::string d = tcgemm::describe(k.constraints);
+    EXPECT_FALSE(d.empty()) << k.name;
+    EXPECT_NE(d.find("bf16"), std::string::npos) << k.name << ": " << d;
+  }
+}
+
+}  // namespace

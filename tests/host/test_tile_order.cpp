@@ -1,0 +1,141 @@
+// Tile orders (src/sched/tile_order.h): pure integer math shared by host and
+// device code, so its guarantees are proven here on the CPU.
+#include "sched/tile_order.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <vector>
+
+namespace {
+
+using tcgemm::sched::ceil_div;
+using tcgemm::sched::grouped_tile;
+using tcgemm::sched::TileCoord;
+
+struct GridCase {
+  std::int64_t tiles_m;
+  std::int64_t tiles_n;
+  std::int64_t group_m;
+};
+
+// Shapes that stress the edges: exact multiples of group_m, a short last
+// group, group_m = 1, group_m larger than the grid, single rows and columns,
+// and a grid the size of a 4096^2 GEMM in 128x256 tiles on 132 SMs.
+std::vector<GridCase> grid_cases() {
+  std::vector<GridCase> cases;
+  for (std::int64_t tiles_m : {1, 2, 3, 7, 8, 16, 17, 32, 33}) {
+    for (std::int64_t tiles_n : {1, 2, 5, 8, 13, 16}) {
+      for (std::int64_t group_m : {1, 2, 3, 4, 8, 16, 64}) {
+        cases.push_back({tiles_m, tiles_n, group_m});
+      }
+    }
+  }
+  cases.push_back({32, 16, 8});
+  cases.push_back({64, 32, 16});
+  cases.push_back({129, 67, 8});
+  return cases;
+}
+
+TEST(CeilDiv, RoundsUpAndIsExactOnMultiples) {
+  EXPECT_EQ(ceil_div(0, 128), 0);
+  EXPECT_EQ(ceil_div(1, 128), 1);
+  EXPECT_EQ(ceil_div(127, 128), 1);
+  EXPECT_EQ(ceil_div(128, 128), 1);
+  EXPECT_EQ(ceil_div(129, 128), 2);
+  EXPECT_EQ(ceil_div(4096, 128), 32);
+  EXPECT_EQ(ceil_div(4097, 256), 17);
+  EXPECT_EQ(ceil_div(7, 1), 7);
+}
+
+TEST(CeilDiv, Handles64BitSizes) {
+  const std::int64_t big = std::int64_t{1} << 40;
+  EXPECT_EQ(ceil_div(big, 128), big / 128);
+  EXPECT_EQ(ceil_div(big + 1, 128), big / 128 + 1);
+}
+
+TEST(CeilDiv, IsUsableInConstantExpressions) {
+  static_assert(ceil_div(4095, 64) == 64);
+  static_assert(grouped_tile(0, 4, 4, 2).m == 0 && grouped_tile(0, 4, 4, 2).n == 0);
+  SUCCEED();
+}
+
+TEST(GroupedTile, VisitsEveryTileOnce) {
+  for (const GridCase& g : grid_cases()) {
+    SCOPED_TRACE(::testing::Message() << "tiles_m=" << g.tiles_m << " tiles_n=" << g.tiles_n
+                                    << " group_m=" << g.group_m);
+    std::vector<int> visits(static_cast<std::size_t>(g.tiles_m * g.tiles_n), 0);
+    for (std::int64_t linear = 0; linear < g.tiles_m * g.tiles_n; ++linear) {
+      const TileCoord t = grouped_tile(linear, g.tiles_m, g.tiles_n, g.group_m);
+      ASSERT_GE(t.m, 0) << "linear=" << linear;
+      ASSERT_LT(t.m, g.tiles_m) << "linear=" << linear;
+      ASSERT_GE(t.n, 0) << "linear=" << linear;
+      ASSERT_LT(t.n, g.tiles_n) << "linear=" << linear;
+      ++visits[static_cast<std::size_t>(t.m * g.tiles_n + t.n)];
+    }
+    for (std::size_t i = 0; i < visits.size(); ++i) {
+      ASSERT_EQ(visits[i], 1) << "tile (" << static_cast<std::int64_t>(i) / g.tiles_n << ", "
+                              << static_cast<std::int64_t>(i) % g.tiles_n << ")";
+    }
+  }
+}
+
+TEST(GroupedTile, ConsecutiveIndicesInAGroupStayWithinGroupMTileRows) {
+  for (const GridCase& g : grid_cases()) {
+    SCOPED_TRACE(::testing::Message() << "tiles_m=" << g.tiles_m << " tiles_n=" << g.tiles_n
+                                    << " group_m=" << g.group_m);
+    const std::int64_t per_group = g.group_m * g.tiles_n;
+    for (std::int64_t linear = 0; linear < g.tiles_m * g.tiles_n; ++linear) {
+      const std::int64_t group = linear / per_group;
+      const TileCoord t = grouped_tile(linear, g.tiles_m, g.tiles_n, g.group_m);
+      // Work item `linear` belongs to group `group`, whose tile-rows are
+      // [group * group_m, group * group_m + group_m).
+      ASSERT_GE(t.m, group * g.group_m) << "linear=" << linear;
+      ASSERT_LT(t.m, (group + 1) * g.group_m) << "linear=" << linear;
+    }
+  }
+}
+
+TEST(GroupedTile, WalksDownTheGroupBeforeMovingToTheNextColumn) {
+  // 8 x 4 tiles in groups of 4 rows: the first 4 indices are column 0 of rows
+  // 0..3, the next 4 are column 1 of the same rows.
+  for (std::int64_t linear = 0; linear < 16; ++linear) {
+    const TileCoord t = grouped_tile(linear, 8, 4, 4);
+    EXPECT_EQ(t.m, linear % 4) << "linear=" << linear;
+    EXPECT_EQ(t.n, linear / 4) << "linear=" << linear;
+  }
+  // Second group starts at tile-row 4.
+  EXPECT_EQ(grouped_tile(16, 8, 4, 4).m, 4);
+  EXPECT_EQ(grouped_tile(16, 8, 4, 4).n, 0);
+}
+
+TEST(GroupedTile, ShortLastGroupStaysInsideTheGrid) {
+  // tiles_m = 5 with group_m = 4: the last group holds one tile-row, and its
+  // work items walk along that row.
+  const std::int64_t tiles_m = 5, tiles_n = 3, group_m = 4;
+  for (std::int64_t n = 0; n < tiles_n; ++n) {
+    const TileCoord t = grouped_tile(group_m * tiles_n + n, tiles_m, tiles_n, group_m);
+    EXPECT_EQ(t.m, 4);
+    EXPECT_EQ(t.n, n);
+  }
+}
+
+TEST(GroupedTile, GroupOfOneIsRowMajorOverTiles) {
+  const std::int64_t tiles_m = 6, tiles_n = 7;
+  for (std::int64_t linear = 0; linear < tiles_m * tiles_n; ++linear) {
+    const TileCoord t = grouped_tile(linear, tiles_m, tiles_n, 1);
+    EXPECT_EQ(t.m, linear / tiles_n) << "linear=" << linear;
+    EXPECT_EQ(t.n, linear % tiles_n) << "linear=" << linear;
+  }
+}
+
+TEST(GroupedTile, GroupLargerThanGridIsColumnMajorOverTiles) {
+  const std::int64_t tiles_m = 5, tiles_n = 4;
+  for (std::int64_t linear = 0; linear < tiles_m * tiles_n; ++linear) {
+    const TileCoord t = grouped_tile(linear, tiles_m, tiles_n, 64);
+    EXPECT_EQ(t.m, linear % tiles_m) << "linear=" << linear;
+    EXPECT_EQ(t.n, linear / tiles_m) << "linear=" << linear;
+  }
+}
+
+}  // namespace

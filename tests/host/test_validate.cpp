@@ -1,0 +1,464 @@
+// tcgemm::validate and the host-side paths of tcgemm::gemm: every class of
+// bad argument is refused with kInvalidValue and a message naming it, and
+// nothing here needs a GPU (validate never touches the device; gemm refuses
+// bad arguments before it looks for one).
+#include <tcgemm/tcgemm.h>
+
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <string_view>
+#include <utility>
+
+namespace {
+
+using tcgemm::DType;
+using tcgemm::GemmArgs;
+using tcgemm::Layout;
+using tcgemm::Status;
+using tcgemm::StatusCode;
+
+// Addresses that are never dereferenced: validate only looks at them. Each is
+// aligned to 256 bytes like a cudaMalloc result.
+const void* const kFakeA = reinterpret_cast<const void*>(std::uintptr_t{0x10000});
+const void* const kFakeB = reinterpret_cast<const void*>(std::uintptr_t{0x20000});
+void* const kFakeC = reinterpret_cast<void*>(std::uintptr_t{0x30000});
+
+// Natural leading dimension of a rows x cols matrix: the length of one line.
+std::int64_t natural_ld(std::int64_t rows, std::int64_t cols, Layout layout) {
+  const std::int64_t ld = layout == Layout::kRowMajor ? cols : rows;
+  return ld < 1 ? 1 : ld;
+}
+
+// A well-formed problem: M x K times K x N, the given layouts, tight lds.
+GemmArgs make_args(std::int64_t m, std::int64_t n, std::int64_t k,
+                   Layout la = Layout::kRowMajor, Layout lb = Layout::kColMajor,
+                   Layout lc = Layout::kColMajor, DType in = DType::kBF16,
+                   DType out = DType::kBF16) {
+  GemmArgs args;
+  args.m = m;
+  args.n = n;
+  args.k = k;
+  args.a = {kFakeA, in, la, natural_ld(m, k, la), 0};
+  args.b = {kFakeB, in, lb, natural_ld(k, n, lb), 0};
+  args.c = {kFakeC, out, lc, natural_ld(m, n, lc), 0};
+  return args;
+}
+
+GemmArgs tn_args() { return make_args(64, 48, 32); }
+
+// kInvalidValue whose message contains `needle` (the argument's name).
+::testing::AssertionResult InvalidNaming(const Status& s, std::string_view needle) {
+  if (s.code != StatusCode::kInvalidValue) {
+    return ::testing::AssertionFailure()
+           << "expected invalid value naming '" << needle << "', got "
+           << tcgemm::to_string(s.code) << ": " << s.message;
+  }
+  if (s.message.find(needle) == std::string::npos) {
+    return ::testing::AssertionFailure()
+           << "message does not name '" << needle << "': " << s.message;
+  }
+  return ::testing::AssertionSuccess() << s.message;
+}
+
+::testing::AssertionResult Ok(const Status& s) {
+  if (s.ok()) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure()
+         << tcgemm::to_string(s.code) << ": " << s.message;
+}
+
+bool has_cuda_device() {
+  int count = 0;
+  const bool found = cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
+  cudaGetLastError();  // clear the sticky "no driver" error, if any
+  return found;
+}
+
+// ---- well-formed problems ---------------------------------------------------
+
+TEST(Validate, AcceptsAWellFormedTnProblem) { EXPECT_TRUE(Ok(tcgemm::validate(tn_args()))); }
+
+TEST(Validate, AcceptsEveryLayoutCombination) {
+  for (Layout la : {Layout::kRowMajor, Layout::kColMajor}) {
+    for (Layout lb : {Layout::kRowMajor, Layout::kColMajor}) {
+      for (Layout lc : {Layout::kRowMajor, Layout::kColMajor}) {
+        EXPECT_TRUE(Ok(tcgemm::validate(make_args(17, 9, 33, la, lb, lc))))
+            << "layouts a=" << tcgemm::to_string(la) << " b=" << tcgemm::to_string(lb)
+            << " c=" << tcgemm::to_string(lc);
+      }
+    }
+  }
+}
+
+TEST(Validate, AcceptsEveryInputAndOutputDType) {
+  for (DType in : {DType::kBF16, DType::kFP16}) {
+    for (DType out : {DType::kBF16, DType::kFP16, DType::kFP32}) {
+      EXPECT_TRUE(Ok(tcgemm::validate(make_args(64, 48, 32, Layout::kRowMajor, Layout::kColMajor,
+                                                Layout::kColMajor, in, out))))
+          << "in=" << tcgemm::to_string(in) << " out=" << tcgemm::to_string(out);
+    }
+  }
+}
+
+TEST(Validate, AcceptsLeadingDimensionsLargerThanTheMatrix) {
+  GemmArgs args = tn_args();
+  args.a.ld += 8;
+  args.b.ld += 1;
+  args.c.ld += 3;
+  EXPECT_TRUE(Ok(tcgemm::validate(args)));
+}
+
+TEST(Validate, AcceptsSixtyFourBitSizes) {
+  // 2^33 x 8 x 8: M does not fit in 32 bits; the spans still fit in 64.
+  GemmArgs args = make_args(std::int64_t{1} << 33, 8, 8);
+  EXPECT_TRUE(Ok(tcgemm::validate(args)));
+}
+
+// ---- sizes --------------------------------------------------------------------
+
+TEST(Validate, RejectsNegativeM) {
+  GemmArgs args = tn_args();
+  args.m = -1;
+  EXPECT_TRUE(InvalidNaming(tcgemm::validate(args), "m=-1"));
+}
+
+TEST(Validate, RejectsNegativeN) {
+  GemmArgs args = tn_args();
+  args.n = -5;
+  EXPECT_TRUE(InvalidNaming(tcgemm::validate(args), "n=-5"));
+}
+
+TEST(Validate, RejectsNegativeK) {
+  GemmArgs args = tn_args();
+  args.k = -7;
+  EXPECT_TRUE(InvalidNaming(tcgemm::validate(args), "k=-7"));
+}
+
+TEST(Validate, RejectsBatchCountZero) {
+  GemmArgs args = tn_args();
+  args.batch_count = 0;
+  EXPECT_TRUE(InvalidNaming(tcgemm::validate(args), "batch_count"));
+}
+
+TEST(Validate, RejectsNegativeBatchCount) {
+  GemmArgs args = tn_args();
+  args.batch_count = -3;
+  EXPECT_TRUE(InvalidNaming(tcgemm::validate(args), "batch_count"));
+}
+
+TEST(Validate, RejectsSpanThatOverflows64Bits) {
+  // (2^33 - 1) rows of lda = 2^31 elements: the last element's index needs
+  // more than 63 bits.
+  GemmArgs args = make_args(std::int64_t{1} << 33, 8, std::int64_t{1} << 31);
+  EXPECT_TRUE(InvalidNaming(tcgemm::validate(args), "overflows"));
+}
+
+// ---- scalars ------------------------------------------------------------------
+
+TEST(Validate, RejectsNonFiniteAlpha) {
+  GemmArgs args = tn_args();
+  args.alpha = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_TRUE(InvalidNaming(tcgemm::validate(args), "alpha"));
+  args.alpha = std::numeric_limits<float>::infinity();
+  EXPECT_TRUE(InvalidNaming(tcgemm::validate(args), "alpha"));
+}
+
+TEST(Validate, RejectsNonFiniteBeta) {
+  GemmArgs args = tn_args();
+  args.beta = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_TRUE(InvalidNaming(tcgemm::validate(args), "beta"));
+  args.beta = -std::numeric_limits<float>::infinity();
+  EXPECT_TRUE(InvalidNaming(tcgemm::validate(args), "beta"));
+}
+
+// ---- pointers -----------------------------------------------------------------
+
+TEST(Validate, RejectsNullA) {
+  GemmArgs args = tn_args();
+  args.a.ptr = nullptr;
+  EXPECT_TRUE(InvalidNaming(tcgemm::validate(args), "a is a null pointer"));
+}
+
+TEST(Validate, RejectsNullB) {
+  GemmArgs args = tn_args();
+  args.b.ptr = nullptr;
+  EXPECT_TRUE(InvalidNaming(tcgemm::validate(args), "b is a null pointer"));
+}
+
+TEST(Validate, RejectsNullC) {
+  GemmArgs args = tn_args();
+  args.c.ptr = nullptr;
+  EXPECT_TRUE(InvalidNaming(tcgemm::validate(args), "c is a null pointer"));
+}
+
+TEST(Validate, AllowsNullAAndBWhenKIsZero) {
+  // K == 0 computes C = beta * C: A and B are never read (BLAS).
+  GemmArgs args = make_args(64, 48, 0);
+  args.a.ptr = nullptr;
+  args.b.ptr = nullptr;
+  EXPECT_TRUE(Ok(tcgemm::validate(args)));
+}
+
+TEST(Validate, RejectsNullCWhenKIsZero) {
+  // K == 0 still writes C (C = beta * C).
+  GemmArgs args = make_args(64, 48, 0);
+  args.c.ptr = nullptr;
+  EXPECT_TRUE(InvalidNaming(tcgemm::validate(args), "c is a null pointer"));
+}
+
+TEST(Validate, AllowsNullPointersWhenMOrNIsZero) {
+  for (auto [m, n] : {std::pair<std::int64_t, std::int64_t>{0, 48}, {64, 0}, {0, 0}}) {
+    GemmArgs args = make_args(m, n, 32);
+    args.a.ptr = nullptr;
+    args.b.ptr = nullptr;
+    args.c.ptr = nullptr;
+    EXPECT_TRUE(Ok(tcgemm::validate(args))) << "m=" << m << " n=" << n;
+  }
+}
+
+TEST(Validate, RejectsAPointerMisalignedForItsElement) {
+  GemmArgs args = tn_args();
+  args.a.ptr = reinterpret_cast<const void*>(std::uintptr_t{0x10001});
+  EXPECT_TRUE(InvalidNaming(tcgemm::validate(args), "aligned"));
+  EXPECT_TRUE(InvalidNaming(tcgemm::validate(args), "a "));
+}
+
+TEST(Validate, RejectsAnFp32OutputPointerMisalignedForItsElement) {
+  GemmArgs args = make_args(64, 48, 32, Layout::kRowMajor, Layout::kColMajor, Layout::kColMajor,
+                            DType::kBF16, DType::kFP32);
+  args.c.ptr = reinterpret_cast<void*>(std::uintptr_t{0x30002});  // 2-byte, not 4-byte, aligned
+  EXPECT_TRUE(InvalidNaming(tcgemm::validate(args), "c is not aligned"));
+}
+
+// ---- leading dimensions ---------------------------------------------------------
+// Row-major needs ld >= cols, column-major ld >= rows (and always ld >= 1).
+
+TEST(Validate, RejectsLdaSmallerThanRowMajorCols) {
+  GemmArgs args = make_args(64, 48, 32, Layout::kRowMajor);
+  args.a.ld = 31;  // A is 64 x 32
+  EXPECT_TRUE(InvalidNaming(tcgemm::validate(args), "lda=31"));
+}
+
+TEST(Validate, RejectsLdaSmallerThanColMajorRows) {
+  GemmArgs args = make_args(64, 48, 32, Layout::kColMajor);
+  args.a.ld = 63;
+  EXPECT_TRUE(InvalidNaming(tcgemm::validate(args), "lda=63"));
+}
+
+TEST(Validate, ChecksColMajorLdAgainstRowsNotCols) {
+  // A col-major 64 x 32: ld = 40 covers the 32 columns but not the 64 rows a
+  // column holds, so it is refused; ld = 64 passes. Catches a swapped check.
+  GemmArgs args = make_args(64, 48, 32, Layout::kColMajor);
+  args.a.ld = 40;
+  EXPECT_TRUE(InvalidNaming(tcgemm::validate(args), "lda=40"));
+  args.a.ld = 64;
+  EXPECT_TRUE(Ok(tcgemm::validate(args)));
+}
+
+TEST(Validate, RejectsLdbSmallerThanRowMajorCols) {
+  GemmArgs args = make_args(64, 48, 32, Layout::kRowMajor, Layout::kRowMajor);
+  args.b.ld = 47;  // B is 32 x 48
+  EXPECT_TRUE(InvalidNaming(tcgemm::validate(args), "ldb=47"));
+}
+
+TEST(Validate, RejectsLdbSmallerThanColMajorRows) {
+  GemmArgs args = make_args(64, 48, 32, Layout::kRowMajor, Layout::kColMajor);
+  args.b.ld = 31;
+  EXPECT_TRUE(InvalidNaming(tcgemm::validate(args), "ldb=31"));
+}
+
+TEST(Validate, RejectsLdcSmallerThanRowMajorCols) {
+  GemmArgs args = make_args(64, 48, 32, Layout::kRowMajor, Layout::kColMajor, Layout::kRowMajor);
+  args.c.ld = 47;  // C is 64 x 48
+  EXPECT_TRUE(InvalidNaming(tcgemm::validate(args), "ldc=47"));
+}
+
+TEST(Validate, RejectsLdcSmallerThanColMajorRows) {
+  GemmArgs args = make_args(64, 48, 32, Layout::kRowMajor, Layout::kColMajor, Layout::kColMajor);
+  args.c.ld = 63;
+  EXPECT_TRUE(InvalidNaming(tcgemm::validate(args), "ldc=63"));
+}
+
+TEST(Validate, RejectsZeroLeadingDimensionEvenForAnEmptyMatrix) {
+  // BLAS requires ld >= max(1, rows): an M == 0 problem still needs ldc >= 1.
+  GemmArgs args = make_args(0, 48, 32);
+  args.c.ld = 0;
+  EXPECT_TRUE(InvalidNaming(tcgemm::validate(args), "ldc=0"));
+}
+
+// ---- dtypes and layouts ------------------------------------------------------------
+
+TEST(Validate, RejectsUnknownInputDType) {
+  GemmArgs args = tn_args();
+  args.a.dtype = static_cast<DType>(7);
+  EXPECT_TRUE(InvalidNaming(tcgemm::validate(args), "a.dtype"));
+  args = tn_args();
+  args.b.dtype = static_cast<DType>(-1);
+  EXPECT_TRUE(InvalidNaming(tcgemm::validate(args), "b.dtype"));
+}
+
+TEST(Validate, RejectsUnknownOutputDType) {
+  GemmArgs args = tn_args();
+  args.c.dtype = static_cast<DType>(42);
+  EXPECT_TRUE(InvalidNaming(tcgemm::validate(args), "c.dtype"));
+}
+
+TEST(Validate, RejectsFp32Inputs) {
+  GemmArgs args = make_args(64, 48, 32, Layout::kRowMajor, Layout::kColMajor, Layout::kColMajor,
+                            DType::kFP32, DType::kFP32);
+  EXPECT_TRUE(InvalidNaming(tcgemm::validate(args), "a.dtype"));
+  args = tn_args();
+  args.b.dtype = DType::kFP32;
+  EXPECT_TRUE(InvalidNaming(tcgemm::validate(args), "b.dtype"));
+}
+
+TEST(Validate, RejectsInputDTypesThatDiffer) {
+  GemmArgs args = tn_args();
+  args.a.dtype = DType::kBF16;
+  args.b.dtype = DType::kFP16;
+  const Status s = tcgemm::validate(args);
+  EXPECT_TRUE(InvalidNaming(s, "b.dtype"));
+  EXPECT_TRUE(InvalidNaming(s, "differs"));
+}
+
+TEST(Validate, RejectsUnknownLayout) {
+  GemmArgs args = tn_args();
+  args.a.layout = static_cast<Layout>(2);
+  EXPECT_TRUE(InvalidNaming(tcgemm::validate(args), "a.layout"));
+  args = tn_args();
+  args.b.layout = static_cast<Layout>(-1);
+  EXPECT_TRUE(InvalidNaming(tcgemm::validate(args), "b.layout"));
+  args = tn_args();
+  args.c.layout = static_cast<Layout>(9);
+  EXPECT_TRUE(InvalidNaming(tcgemm::validate(args), "c.layout"));
+}
+
+// ---- batches --------------------------------------------------------------------------
+
+GemmArgs batched_args(std::int64_t batch_count) {
+  GemmArgs args = tn_args();
+  args.batch_count = batch_count;
+  args.a.stride = args.m * args.k;
+  args.b.stride = args.k * args.n;
+  args.c.stride = args.m * args.n;
+  return args;
+}
+
+TEST(Validate, AcceptsPackedBatches) { EXPECT_TRUE(Ok(tcgemm::validate(batched_args(4)))); }
+
+TEST(Validate, RejectsNegativeBatchStride) {
+  GemmArgs args = batched_args(4);
+  args.a.stride = -1;
+  EXPECT_TRUE(InvalidNaming(tcgemm::validate(args), "a.stride"));
+  args = batched_args(4);
+  args.b.stride = -8;
+  EXPECT_TRUE(InvalidNaming(tcgemm::validate(args), "b.stride"));
+  args = batched_args(4);
+  args.c.stride = -4096;
+  EXPECT_TRUE(InvalidNaming(tcgemm::validate(args), "c.stride"));
+}
+
+TEST(Validate, RejectsOverlappingOutputBatches) {
+  GemmArgs args = batched_args(2);
+  args.c.stride = args.m * args.n - 1;  // entry 1 starts inside entry 0
+  EXPECT_TRUE(InvalidNaming(tcgemm::validate(args), "c.stride"));
+  args.c.stride = 0;
+  EXPECT_TRUE(InvalidNaming(tcgemm::validate(args), "c.stride"));
+}
+
+TEST(Validate, AllowsInputsSharedAcrossBatches) {
+  // Stride 0 on an input broadcasts it: reading it twice is harmless.
+  GemmArgs args = batched_args(3);
+  args.a.stride = 0;
+  args.b.stride = 0;
+  EXPECT_TRUE(Ok(tcgemm::validate(args)));
+}
+
+TEST(Validate, IgnoresStridesWhenBatchCountIsOne) {
+  GemmArgs args = tn_args();
+  args.a.stride = -1;
+  args.c.stride = -1;
+  EXPECT_TRUE(Ok(tcgemm::validate(args)));
+}
+
+TEST(Validate, RejectsBatchSpanThatOverflows64Bits) {
+  GemmArgs args = batched_args(2);
+  args.a.stride = std::numeric_limits<std::int64_t>::max() - 10;
+  EXPECT_TRUE(InvalidNaming(tcgemm::validate(args), "overflows"));
+}
+
+// ---- gemm(): the paths that never reach a device ------------------------------------
+
+TEST(Gemm, RejectsInvalidArgumentsBeforeLookingForADevice) {
+  GemmArgs args = tn_args();
+  args.a.ptr = nullptr;
+  EXPECT_TRUE(InvalidNaming(tcgemm::gemm(args), "a is a null pointer"));
+  args = tn_args();
+  args.c.ld = 1;
+  EXPECT_TRUE(InvalidNaming(tcgemm::gemm(args), "ldc=1"));
+}
+
+TEST(Gemm, RejectsAnUnknownKernelName) {
+  tcgemm::GemmOptions options;
+  options.kernel = "no_such_kernel";
+  EXPECT_TRUE(InvalidNaming(tcgemm::gemm(tn_args(), options), "no_such_kernel"));
+}
+
+TEST(Gemm, EmptyOutputReturnsSuccessWithoutTouchingAnything) {
+  // M == 0 or N == 0 is a BLAS quick return: null pointers are fine, and no
+  // device is needed (this passes on a machine without a GPU).
+  for (auto [m, n] : {std::pair<std::int64_t, std::int64_t>{0, 48}, {64, 0}}) {
+    GemmArgs args = make_args(m, n, 32);
+    args.a.ptr = nullptr;
+    args.b.ptr = nullptr;
+    args.c.ptr = nullptr;
+    EXPECT_TRUE(Ok(tcgemm::gemm(args))) << "m=" << m << " n=" << n;
+  }
+}
+
+TEST(Gemm, WithoutAGpuReturnsArchMismatch) {
+  if (has_cuda_device()) GTEST_SKIP() << "a CUDA device is present; this test is for machines without one";
+  // Fake pointers: the call must stop at the device check, never launch.
+  const Status s = tcgemm::gemm(tn_args());
+  EXPECT_EQ(s.code, StatusCode::kArchMismatch) << s.message;
+  EXPECT_FALSE(s.message.empty());
+}
+
+TEST(Gemm, WithoutAGpuKZeroAlsoReturnsArchMismatch) {
+  if (has_cuda_device()) GTEST_SKIP() << "a CUDA device is present; this test is for machines without one";
+  GemmArgs args = make_args(64, 48, 0);
+  args.beta = 0.5f;
+  const Status s = tcgemm::gemm(args);
+  EXPECT_EQ(s.code, StatusCode::kArchMismatch) << s.message;
+}
+
+// ---- names ------------------------------------------------------------------------------
+
+TEST(Names, DTypesLayoutsAndStatusCodesHaveReadableNames) {
+  EXPECT_EQ(tcgemm::to_string(DType::kBF16), "bf16");
+  EXPECT_EQ(tcgemm::to_string(DType::kFP16), "fp16");
+  EXPECT_EQ(tcgemm::to_string(DType::kFP32), "fp32");
+  EXPECT_EQ(tcgemm::to_string(Layout::kRowMajor), "row");
+  EXPECT_EQ(tcgemm::to_string(Layout::kColMajor), "col");
+  for (StatusCode code : {StatusCode::kSuccess, StatusCode::kInvalidValue, StatusCode::kNotSupported,
+                          StatusCode::kArchMismatch, StatusCode::kCudaError}) {
+    EXPECT_FALSE(tcgemm::to_string(code).empty());
+  }
+}
+
+TEST(Names, SizeOfGivesBytesPerElement) {
+  EXPECT_EQ(tcgemm::size_of(DType::kBF16), 2u);
+  EXPECT_EQ(tcgemm::size_of(DType::kFP16), 2u);
+  EXPECT_EQ(tcgemm::size_of(DType::kFP32), 4u);
+}
+
+TEST(Names, StatusDefaultsToSuccess) {
+  EXPECT_TRUE(Status{}.ok());
+  EXPECT_TRUE(Status::success().ok());
+  EXPECT_FALSE((Status{StatusCode::kNotSupported, "x"}).ok());
+}
+
+}  // namespace
