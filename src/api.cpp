@@ -198,12 +198,20 @@ Status gemm(const GemmArgs& args, const GemmOptions& options) {
     }
     return forced->launch(args);
   }
+  // The applicable kernel of highest dispatch rank; the reasons of the others
+  // go into the kNotSupported message when none applies.
+  const KernelInfo* best = nullptr;
   std::string reasons;
   for (const KernelInfo& kernel : registry()) {
+    if (kernel.dispatch_rank <= 0) continue;
     const std::string reason = check_constraints(kernel.constraints, args, device);
-    if (reason.empty()) return kernel.launch(args);
-    reasons += "; " + std::string(kernel.name) + ": " + reason;
+    if (!reason.empty()) {
+      reasons += "; " + std::string(kernel.name) + ": " + reason;
+    } else if (best == nullptr || kernel.dispatch_rank > best->dispatch_rank) {
+      best = &kernel;
+    }
   }
+  if (best != nullptr) return best->launch(args);
   return {StatusCode::kNotSupported, "no tcgemm kernel supports this problem" + reasons};
 }
 

@@ -37,6 +37,7 @@ const std::array kKernels = {
             .compute_capability = 90,
         },
         &kernels::launch_k05_warp_specialized,
+        /*dispatch_rank=*/5,
     },
 };
 

@@ -60,9 +60,12 @@ struct KernelInfo {
   std::string_view description;  // one line
   KernelConstraints constraints;
   KernelLauncher launch = nullptr;
+  // The dispatcher tries kernels from the highest rank down; 0 means never
+  // chosen automatically (teaching steps, unsafe variants), only by name.
+  int dispatch_rank = 0;
 };
 
-// All kernels, in the dispatcher's order of preference (best first).
+// All kernels, in ladder order (the order tables and listings use).
 std::span<const KernelInfo> registry();
 
 // The kernel with this exact name, or nullptr.

@@ -68,18 +68,45 @@ __device__ __forceinline__ void fence_registers(float (&d)[kCount]) {
   for (int i = 0; i < kCount; ++i) asm volatile("" : "+f"(d[i])::"memory");
 }
 
-// D(64x256, fp32, registers) = A(64x16, smem) * B(16x256, smem) + (scale_d ? D : 0)
-// with both A and B K-major (no transpose: imm-trans-a = imm-trans-b = 0).
-// Each of the 128 threads holds 128 accumulators; for 8-column chunk j,
+// wgmma.mma_async m64nNk16 with fp32 accumulators, A and B both K-major in
+// shared memory (imm-trans-a = imm-trans-b = 0), for N = 64, 128, 256:
+//   D(64 x N, fp32, registers) = A(64 x 16) * B(16 x N) + (scale_d ? D : 0)
+// Each of the 128 threads holds N / 2 accumulators; for 8-column chunk j,
 // d[4j + 0..3] are (r, c), (r, c+1), (r+8, c), (r+8, c+1) with
 // r = 16 * warp_in_group + lane / 4 and c = 8 * j + 2 * (lane % 4)
 // (PTX ISA 9.7.15.5.2, "Matrix fragments for wgmma.mma_async .m64nNk16").
-template <typename T>
-__device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], std::uint64_t desc_a,
-                                                 std::uint64_t desc_b, std::uint32_t scale_d);
+template <int N, typename T>
+__device__ __forceinline__ void wgmma_m64k16(float (&d)[N / 2], std::uint64_t desc_a,
+                                             std::uint64_t desc_b, std::uint32_t scale_d);
 
-// The 128 accumulator operands of an m64n256 fp32 wgmma: the register list
-// text (%0..%127) and the matching "+f" constraints, written once.
+// The accumulator operands of one wgmma: the register-list text (%0 ...) and
+// the matching "+f" constraints, generated once per accumulator count.
+#define TCGEMM_WGMMA_D32_REGS \
+  "{" \
+  "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
+  "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31" \
+  "}"
+#define TCGEMM_WGMMA_D32_OPERANDS(d) \
+  "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
+  "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
+  "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
+  "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+#define TCGEMM_WGMMA_D64_REGS \
+  "{" \
+  "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
+  "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, " \
+  "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
+  "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63" \
+  "}"
+#define TCGEMM_WGMMA_D64_OPERANDS(d) \
+  "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
+  "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
+  "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
+  "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), \
+  "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), \
+  "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), \
+  "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), \
+  "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
 #define TCGEMM_WGMMA_D128_REGS \
   "{" \
   "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
@@ -109,33 +136,36 @@ __device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], std::uint64_t 
   "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), \
   "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
 
-// One m64n256k16 wgmma with fp32 accumulators and K-major A and B from shared
-// memory; %128/%129 are the descriptors, %130 the scale-d flag.
-#define TCGEMM_WGMMA_M64N256K16_F32(ptx_type, d, desc_a, desc_b, scale_d)        \
-  asm volatile(                                                                  \
-      "{\n"                                                                      \
-      ".reg .pred p;\n"                                                          \
-      "setp.ne.b32 p, %130, 0;\n"                                                \
-      "wgmma.mma_async.sync.aligned.m64n256k16.f32." ptx_type "." ptx_type "\n"  \
-      TCGEMM_WGMMA_D128_REGS ",\n"                                               \
-      "%128, %129, p, 1, 1, 0, 0;\n"                                             \
-      "}\n"                                                                      \
-      : TCGEMM_WGMMA_D128_OPERANDS(d)                                            \
+// One wgmma with `count` accumulators. The descriptors and the scale-d flag
+// are the operands right after the accumulators; their numbers are passed in
+// as text (desc_a_op, desc_b_op, scale_op), e.g. "%32", "%33", "%34".
+#define TCGEMM_WGMMA_F32(n, ptx_type, count, desc_a_op, desc_b_op, scale_op, d, desc_a, desc_b, \
+                         scale_d)                                                            \
+  asm volatile(                                                                              \
+      "{\n"                                                                                  \
+      ".reg .pred p;\n"                                                                      \
+      "setp.ne.b32 p, " scale_op ", 0;\n"                                                    \
+      "wgmma.mma_async.sync.aligned.m64n" #n "k16.f32." ptx_type "." ptx_type "\n"           \
+      TCGEMM_WGMMA_D##count##_REGS ",\n"                                                     \
+      desc_a_op ", " desc_b_op ", p, 1, 1, 0, 0;\n"                                          \
+      "}\n"                                                                                  \
+      : TCGEMM_WGMMA_D##count##_OPERANDS(d)                                                  \
       : "l"(desc_a), "l"(desc_b), "r"(scale_d))
 
-template <>
-__device__ __forceinline__ void wgmma_m64n256k16<__nv_bfloat16>(float (&d)[128],
-                                                                std::uint64_t desc_a,
-                                                                std::uint64_t desc_b,
-                                                                std::uint32_t scale_d) {
-  TCGEMM_WGMMA_M64N256K16_F32("bf16", d, desc_a, desc_b, scale_d);
-}
+// Specializations for the (N, input type) pairs tcgemm uses.
+#define TCGEMM_DEFINE_WGMMA(n, count, desc_a_op, desc_b_op, scale_op, ctype, ptx_type)         \
+  template <>                                                                                \
+  __device__ __forceinline__ void wgmma_m64k16<n, ctype>(                                    \
+      float(&d)[n / 2], std::uint64_t desc_a, std::uint64_t desc_b, std::uint32_t scale_d) {   \
+    TCGEMM_WGMMA_F32(n, ptx_type, count, desc_a_op, desc_b_op, scale_op, d, desc_a, desc_b,  \
+                     scale_d);                                                               \
+  }
 
-template <>
-__device__ __forceinline__ void wgmma_m64n256k16<__half>(float (&d)[128], std::uint64_t desc_a,
-                                                         std::uint64_t desc_b,
-                                                         std::uint32_t scale_d) {
-  TCGEMM_WGMMA_M64N256K16_F32("f16", d, desc_a, desc_b, scale_d);
-}
+TCGEMM_DEFINE_WGMMA(64, 32, "%32", "%33", "%34", __nv_bfloat16, "bf16")
+TCGEMM_DEFINE_WGMMA(64, 32, "%32", "%33", "%34", __half, "f16")
+TCGEMM_DEFINE_WGMMA(128, 64, "%64", "%65", "%66", __nv_bfloat16, "bf16")
+TCGEMM_DEFINE_WGMMA(128, 64, "%64", "%65", "%66", __half, "f16")
+TCGEMM_DEFINE_WGMMA(256, 128, "%128", "%129", "%130", __nv_bfloat16, "bf16")
+TCGEMM_DEFINE_WGMMA(256, 128, "%128", "%129", "%130", __half, "f16")
 
 }  // namespace tcgemm::ptx

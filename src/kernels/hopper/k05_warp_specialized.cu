@@ -23,14 +23,12 @@
 // Any M, N, K >= 1: TMA fills out-of-bounds boxes with zeros and the epilogue
 // masks; lda and ldb must be multiples of 8 elements (16-byte TMA strides).
 // Measured: see docs/ladder.md and bench/results/.
-#include "kernels/kernels.h"
-#include "kernels/numeric.cuh"
+#include "kernels/hopper/common.cuh"
 #include "ptx/common.cuh"
 #include "ptx/mbarrier.cuh"
 #include "ptx/tma.cuh"
 #include "ptx/wgmma.cuh"
 #include "sched/tile_order.h"
-#include "tensor_map.h"
 
 #include <cstdint>
 #include <string>
@@ -72,45 +70,10 @@ constexpr std::uint32_t kStageBytes = (Config::BM + Config::BN) * Config::BK * 2
 template <typename TIn>
 constexpr std::size_t kSmemBytes = sizeof(SharedStorage<TIn>) + 1024;
 
-struct EpilogueParams {
-  void* c;
-  std::int64_t ldc;
-  std::int64_t m;
-  std::int64_t n;
-  float alpha;
-  float beta;
-};
-
-// Writes one consumer's 64 x 256 slice of the tile; rows r and r + 8 of each
-// 8-column chunk come from the wgmma fragment layout (ptx/wgmma.cuh).
-template <typename TOut>
-__device__ __forceinline__ void store_tile(const float (&acc)[Config::kAccumulators],
-                                           const EpilogueParams& p, std::int64_t row0,
-                                           std::int64_t col0) {
-  const int lane = threadIdx.x % 32;
-  const int warp_in_group = (threadIdx.x % Config::kWarpgroupThreads) / 32;
-  const std::int64_t row = row0 + warp_in_group * 16 + lane / 4;
-  TOut* c = static_cast<TOut*>(p.c);
-#pragma unroll
-  for (int j = 0; j < Config::BN / 8; ++j) {
-#pragma unroll
-    for (int v = 0; v < 4; ++v) {
-      const std::int64_t r = row + (v / 2) * 8;
-      const std::int64_t col = col0 + j * 8 + 2 * (lane % 4) + v % 2;
-      if (r < p.m && col < p.n) {
-        TOut& out = c[col * p.ldc + r];
-        float value = p.alpha * acc[4 * j + v];
-        if (p.beta != 0.0f) value += p.beta * to_float(out);
-        out = from_float<TOut>(value);
-      }
-    }
-  }
-}
-
 template <typename TIn, typename TOut>
 __global__ void __launch_bounds__(Config::kThreads, 1)
     k05_warp_specialized_kernel(const __grid_constant__ CUtensorMap map_a,
-                                const __grid_constant__ CUtensorMap map_b, EpilogueParams epilogue,
+                                const __grid_constant__ CUtensorMap map_b, hopper::EpilogueParams epilogue,
                                 std::int64_t tiles_m, std::int64_t tiles_n, int k_tiles) {
   extern __shared__ std::uint8_t smem_raw[];
   auto& smem = *reinterpret_cast<SharedStorage<TIn>*>(
@@ -161,7 +124,7 @@ __global__ void __launch_bounds__(Config::kThreads, 1)
 #pragma unroll
       for (int kk = 0; kk < Config::BK / Config::kWgmmaK; ++kk) {
         // scale-d = 0 on the tile's first wgmma: D = A * B, no zeroing needed.
-        ptx::wgmma_m64n256k16<TIn>(
+        ptx::wgmma_m64k16<Config::BN, TIn>(
             acc, ptx::make_smem_desc_k_major_sw128(a_tile + kk * Config::kWgmmaK),
             ptx::make_smem_desc_k_major_sw128(smem.b[s] + kk * Config::kWgmmaK),
             (kt > 0 || kk > 0) ? 1u : 0u);
@@ -175,40 +138,12 @@ __global__ void __launch_bounds__(Config::kThreads, 1)
     ptx::wgmma_wait_group<0>();
     ptx::fence_registers(acc);
 
-    store_tile<TOut>(acc, epilogue, tile.m * Config::BM + consumer * Config::kWgmmaM,
+    hopper::store_accumulators<TOut, Config::BN>(acc, epilogue, tile.m * Config::BM + consumer * Config::kWgmmaM,
                      tile.n * Config::BN);
   }
 }
 
-// Raises the kernel's dynamic shared-memory limit on the current device. Being
-// a runtime call that needs a context, it also makes the device's primary
-// context current on this thread, which cuTensorMapEncodeTiled (a driver call)
-// requires: on a fresh host thread nothing else has done so yet.
-template <typename TIn, typename TOut>
-Status prepare_device() {
-  int device = 0;
-  int smem_optin = 0;
-  cudaError_t err = cudaGetDevice(&device);
-  if (err == cudaSuccess) {
-    err = cudaDeviceGetAttribute(&smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
-  }
-  if (err == cudaSuccess && static_cast<std::size_t>(smem_optin) < kSmemBytes<TIn>) {
-    return {StatusCode::kNotSupported,
-            "k05_warp_specialized: needs " + std::to_string(kSmemBytes<TIn>) +
-                " bytes of shared memory per block, the device allows " +
-                std::to_string(smem_optin)};
-  }
-  if (err == cudaSuccess) {
-    err = cudaFuncSetAttribute(&k05_warp_specialized_kernel<TIn, TOut>,
-                               cudaFuncAttributeMaxDynamicSharedMemorySize,
-                               static_cast<int>(kSmemBytes<TIn>));
-  }
-  if (err != cudaSuccess) {
-    return {StatusCode::kCudaError,
-            std::string("k05_warp_specialized: device setup failed: ") + cudaGetErrorString(err)};
-  }
-  return Status::success();
-}
+constexpr std::string_view kName = "k05_warp_specialized";
 
 template <typename TIn, typename TOut>
 Status launch_typed(const GemmArgs& args) {
@@ -216,56 +151,27 @@ Status launch_typed(const GemmArgs& args) {
   const std::int64_t tiles_n = sched::ceil_div(args.n, Config::BN);
   constexpr std::int64_t kMaxGridX = (std::int64_t{1} << 31) - 1;
   if (tiles_m * tiles_n > kMaxGridX) {
-    return {StatusCode::kNotSupported,
-            "k05_warp_specialized: more output tiles than one grid can hold"};
+    return {StatusCode::kNotSupported, std::string(kName) + ": more output tiles than one grid holds"};
   }
-  Status status = prepare_device<TIn, TOut>();
+  auto* kernel = &k05_warp_specialized_kernel<TIn, TOut>;
+  Status status = hopper::prepare_kernel(reinterpret_cast<const void*>(kernel), kSmemBytes<TIn>, kName);
   if (!status.ok()) return status;
-
   CUtensorMap map_a;
   CUtensorMap map_b;
-  // A row-major M x K: K contiguous. B column-major K x N: K contiguous.
-  status = encode_tensor_map(
-      {args.a.ptr, args.a.dtype, static_cast<std::uint64_t>(args.k),
-       static_cast<std::uint64_t>(args.m), static_cast<std::uint64_t>(args.a.ld), Config::BK,
-       Config::BM, CU_TENSOR_MAP_SWIZZLE_128B},
-      &map_a);
-  if (!status.ok()) return status;
-  status = encode_tensor_map(
-      {args.b.ptr, args.b.dtype, static_cast<std::uint64_t>(args.k),
-       static_cast<std::uint64_t>(args.n), static_cast<std::uint64_t>(args.b.ld), Config::BK,
-       Config::BN, CU_TENSOR_MAP_SWIZZLE_128B},
-      &map_b);
+  status = hopper::make_tn_tensor_maps(args, Config::BK, Config::BM, Config::BN, &map_a, &map_b);
   if (!status.ok()) return status;
 
   const int k_tiles = static_cast<int>(sched::ceil_div(args.k, Config::BK));
-  const EpilogueParams epilogue{args.c.ptr, args.c.ld, args.m, args.n, args.alpha, args.beta};
-  k05_warp_specialized_kernel<TIn, TOut>
-      <<<static_cast<unsigned>(tiles_m * tiles_n), Config::kThreads, kSmemBytes<TIn>,
-         args.stream>>>(map_a, map_b, epilogue, tiles_m, tiles_n, k_tiles);
-  const cudaError_t err = cudaGetLastError();
-  if (err != cudaSuccess) {
-    return {StatusCode::kCudaError,
-            std::string("k05_warp_specialized launch failed: ") + cudaGetErrorString(err)};
-  }
-  return Status::success();
+  kernel<<<static_cast<unsigned>(tiles_m * tiles_n), Config::kThreads, kSmemBytes<TIn>,
+           args.stream>>>(map_a, map_b, hopper::epilogue_params(args), tiles_m, tiles_n, k_tiles);
+  return hopper::launch_status(kName);
 }
 
 }  // namespace
 
 Status launch_k05_warp_specialized(const GemmArgs& args) {
-  return visit_dtype(args.a.dtype, [&](auto in_tag) {
-    return visit_dtype(args.c.dtype, [&](auto out_tag) {
-      using TIn = typename decltype(in_tag)::type;
-      using TOut = typename decltype(out_tag)::type;
-      if constexpr (std::is_same_v<TIn, float>) {
-        // Unreachable: the registry constraints admit only bf16 / fp16 inputs.
-        return Status{StatusCode::kNotSupported, "k05_warp_specialized: fp32 inputs"};
-      } else {
-        return launch_typed<TIn, TOut>(args);
-      }
-    });
-  });
+  return hopper::visit_tn_types(
+      args, [&]<typename TIn, typename TOut>() { return launch_typed<TIn, TOut>(args); });
 }
 
 }  // namespace tcgemm::kernels

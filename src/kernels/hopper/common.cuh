@@ -1,0 +1,99 @@
+// Pieces every Hopper ladder step shares, written once: the TN operand tensor
+// maps, the register-to-global epilogue for wgmma accumulators, the
+// dynamic-shared-memory setup, and the dtype fan-out of a launcher.
+//
+// Every step reads A row-major (M x K) and B column-major (K x N), i.e. both
+// K-major, so one TMA view serves both: `K` contiguous elements per line, one
+// line per row of A or column of B.
+#pragma once
+
+#include "kernels/kernels.h"
+#include "kernels/numeric.cuh"
+#include "tensor_map.h"
+
+#include <cuda.h>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <type_traits>
+
+namespace tcgemm::kernels::hopper {
+
+// Where and how the epilogue writes: C column-major M x N with leading
+// dimension ldc, C = alpha * acc + beta * C (C read only when beta != 0).
+struct EpilogueParams {
+  void* c;
+  std::int64_t ldc;
+  std::int64_t m;
+  std::int64_t n;
+  float alpha;
+  float beta;
+};
+
+inline EpilogueParams epilogue_params(const GemmArgs& args) {
+  return {args.c.ptr, args.c.ld, args.m, args.n, args.alpha, args.beta};
+}
+
+// Writes one warpgroup's 64 x kN block of wgmma accumulators whose top-left
+// element is C(row0, col0), masked at the M and N edges. Fragment layout as in
+// ptx/wgmma.cuh: chunk j holds rows r, r + 8 and columns c, c + 1.
+template <typename TOut, int kN>
+__device__ __forceinline__ void store_accumulators(const float (&acc)[kN / 2],
+                                                   const EpilogueParams& p, std::int64_t row0,
+                                                   std::int64_t col0) {
+  const int lane = threadIdx.x % 32;
+  const int warp_in_group = (threadIdx.x % 128) / 32;
+  const std::int64_t row = row0 + warp_in_group * 16 + lane / 4;
+  TOut* c = static_cast<TOut*>(p.c);
+#pragma unroll
+  for (int j = 0; j < kN / 8; ++j) {
+#pragma unroll
+    for (int v = 0; v < 4; ++v) {
+      const std::int64_t r = row + (v / 2) * 8;
+      const std::int64_t col = col0 + j * 8 + 2 * (lane % 4) + v % 2;
+      if (r < p.m && col < p.n) {
+        TOut& out = c[col * p.ldc + r];
+        float value = p.alpha * acc[4 * j + v];
+        if (p.beta != 0.0f) value += p.beta * to_float(out);
+        out = from_float<TOut>(value);
+      }
+    }
+  }
+}
+
+// Encodes the A and B tensor maps of a TN problem: boxes of box_k x box_m
+// (A) and box_k x box_n (B) elements, 128-byte swizzle.
+Status make_tn_tensor_maps(const GemmArgs& args, std::uint32_t box_k, std::uint32_t box_m,
+                           std::uint32_t box_n, CUtensorMap* map_a, CUtensorMap* map_b);
+
+// Checks the device's opt-in shared-memory limit and raises `kernel`'s
+// dynamic limit to `bytes`. As a runtime call needing a context it also binds
+// the device's primary context to this thread, which the driver-level
+// cuTensorMapEncodeTiled requires: call it before make_tn_tensor_maps.
+Status prepare_kernel(const void* kernel, std::size_t bytes, std::string_view name);
+
+// Number of SMs of the current device (persistent grids size themselves by it).
+Status multiprocessor_count(int* count);
+
+// cudaGetLastError after a launch, as a Status naming the kernel.
+Status launch_status(std::string_view name);
+
+// Calls launch.template operator()<TIn, TOut>() for the problem's input and
+// output dtypes (inputs are bf16 or fp16: the registry constraints ensure it).
+template <typename Launch>
+Status visit_tn_types(const GemmArgs& args, Launch&& launch) {
+  return visit_dtype(args.a.dtype, [&](auto in_tag) {
+    return visit_dtype(args.c.dtype, [&](auto out_tag) {
+      using TIn = typename decltype(in_tag)::type;
+      using TOut = typename decltype(out_tag)::type;
+      if constexpr (std::is_same_v<TIn, float>) {
+        return Status{StatusCode::kNotSupported, "Hopper kernels take bf16 or fp16 inputs"};
+      } else {
+        return launch.template operator()<TIn, TOut>();
+      }
+    });
+  });
+}
+
+}  // namespace tcgemm::kernels::hopper
