@@ -94,27 +94,40 @@ Status check_operand(const char* name, const Ref& ref, std::int64_t rows, std::i
   }
   if (!needed) return Status::success();
   if (ref.ptr == nullptr) return invalid(n + " is a null pointer");
-  if (reinterpret_cast<std::uintptr_t>(ref.ptr) % size_of(ref.dtype) != 0) {
-    return invalid(n + " is not aligned to its " + std::to_string(size_of(ref.dtype)) +
-                   "-byte element");
+  const std::int64_t elem = static_cast<std::int64_t>(size_of(ref.dtype));
+  if (reinterpret_cast<std::uintptr_t>(ref.ptr) % static_cast<std::uintptr_t>(elem) != 0) {
+    return invalid(n + " is not aligned to its " + std::to_string(elem) + "-byte element");
   }
   const std::int64_t elements = span(rows, cols, ref.layout, ref.ld);
-  if (elements < 0) return invalid(n + ": ld" + n + " * size overflows 64 bits");
+  std::int64_t total = elements;  // elements of all batch entries together
   if (batch_count > 1) {
     if (ref.stride < 0) {
       return invalid(n + ".stride=" + std::to_string(ref.stride) + " is negative");
     }
-    // Outputs of different batch entries must not overlap; inputs may be shared (stride 0).
-    if (is_output && ref.stride < elements) {
+    // Entries of C must not overlap (inputs may be shared, e.g. stride 0).
+    // Disjoint: one after another (stride >= span), or side by side inside
+    // each line (all entries' line segments fit within ld).
+    const std::int64_t line_len = ref.layout == Layout::kRowMajor ? cols : rows;
+    std::int64_t last_offset = 0;
+    const bool offsets_fit = !__builtin_mul_overflow(batch_count - 1, ref.stride, &last_offset);
+    const bool side_by_side =
+        offsets_fit && ref.stride >= line_len && last_offset <= ref.ld - line_len;
+    if (is_output && elements >= 0 && ref.stride < elements && !side_by_side) {
       return invalid("c.stride=" + std::to_string(ref.stride) +
                      " makes batch entries of C overlap (each spans " + std::to_string(elements) +
                      " elements)");
     }
-    std::int64_t last = 0;
-    if (__builtin_mul_overflow(batch_count - 1, ref.stride, &last) ||
-        __builtin_add_overflow(last, elements, &last)) {
-      return invalid(n + ": batch_count * " + n + ".stride overflows 64 bits");
+    if (!offsets_fit || elements < 0 || __builtin_add_overflow(last_offset, elements, &total)) {
+      total = -1;
     }
+  }
+  // The bytes touched must fit in 64 bits and must not wrap the address space.
+  std::int64_t bytes = 0;
+  if (elements < 0 || total < 0 || __builtin_mul_overflow(total, elem, &bytes) ||
+      reinterpret_cast<std::uintptr_t>(ref.ptr) > UINTPTR_MAX - static_cast<std::uintptr_t>(bytes)) {
+    return invalid(n + ": the matrix (ld" + n + "=" + std::to_string(ref.ld) +
+                   (batch_count > 1 ? ", " + n + ".stride=" + std::to_string(ref.stride) : "") +
+                   ") spans more bytes than the address space holds");
   }
   return Status::success();
 }

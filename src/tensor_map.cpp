@@ -17,6 +17,7 @@ using EncodeTiledFn = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t
 constexpr std::uint64_t kGlobalAlignmentBytes = 16;
 constexpr std::uint64_t kStrideMultipleBytes = 16;
 constexpr std::uint64_t kMaxGlobalDim = std::uint64_t{1} << 32;
+constexpr std::uint64_t kMaxStrideBytes = std::uint64_t{1} << 40;
 
 EncodeTiledFn encode_tiled_fn() {
   static EncodeTiledFn fn = nullptr;
@@ -54,6 +55,10 @@ Status encode_tensor_map(const TensorMap2d& view, CUtensorMap* map) {
     return {StatusCode::kNotSupported,
             "TMA needs a leading dimension that is a multiple of 16 bytes (ld=" +
                 std::to_string(view.ld) + ")"};
+  }
+  if (view.ld * elem >= kMaxStrideBytes) {
+    return {StatusCode::kNotSupported,
+            "TMA needs a leading dimension under 2^40 bytes (ld=" + std::to_string(view.ld) + ")"};
   }
   if (view.inner > kMaxGlobalDim || view.outer > kMaxGlobalDim) {
     return {StatusCode::kNotSupported, "TMA dimensions are limited to 2^32 elements"};

@@ -36,6 +36,7 @@ struct KernelConstraints {
   std::int64_t ab_alignment = 1;     // bytes, for the A and B base pointers
   std::int64_t c_alignment = 1;      // bytes, for the C base pointer
   std::int64_t max_dim = INT64_MAX;  // largest M, N, K
+  std::int64_t max_ld = INT64_MAX;   // largest lda, ldb, ldc
   std::int64_t max_batch = 1;
   int compute_capability = 0;        // exact SM version required (90 = sm_90a); 0 = any
 };

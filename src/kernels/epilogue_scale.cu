@@ -1,5 +1,6 @@
 // C = beta * C: what a GEMM with K == 0 computes (BLAS semantics).
 #include "kernels/kernels.h"
+#include "kernels/launch.cuh"
 #include "kernels/numeric.cuh"
 
 #include <string>
@@ -38,13 +39,11 @@ Status launch_scale_c(const GemmArgs& args) {
     T* c = static_cast<T*>(args.c.ptr);
     for (std::int64_t first = 0; first < args.batch_count; first += kMaxBatchPerLaunch) {
       const auto batches = static_cast<unsigned>(std::min(kMaxBatchPerLaunch, args.batch_count - first));
-      scale_c_kernel<T><<<dim3(static_cast<unsigned>(blocks), batches), kThreads, 0, args.stream>>>(
-          c + first * args.c.stride, rows, cols, args.c.ld, args.c.stride, args.beta);
-    }
-    const cudaError_t err = cudaGetLastError();
-    if (err != cudaSuccess) {
-      return {StatusCode::kCudaError,
-              std::string("scale_c launch failed: ") + cudaGetErrorString(err)};
+      const Status status =
+          launch_kernel(&scale_c_kernel<T>, "scale_c", dim3(static_cast<unsigned>(blocks), batches),
+                        kThreads, 0, 1, args.stream, c + first * args.c.stride, rows, cols,
+                        args.c.ld, args.c.stride, args.beta);
+      if (!status.ok()) return status;
     }
     return Status::success();
   });

@@ -153,7 +153,23 @@ TEST(Validate, RejectsSpanThatOverflows64Bits) {
   // (2^33 - 1) rows of lda = 2^31 elements: the last element's index needs
   // more than 63 bits.
   GemmArgs args = make_args(std::int64_t{1} << 33, 8, std::int64_t{1} << 31);
-  EXPECT_TRUE(InvalidNaming(tcgemm::validate(args), "overflows"));
+  EXPECT_TRUE(InvalidNaming(tcgemm::validate(args), "address space"));
+}
+
+TEST(Validate, RejectsSpanWhoseBytesOverflow64Bits) {
+  // The element count fits in int64, the byte count does not.
+  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+  GemmArgs args = make_args(kMax, 1, 1);
+  EXPECT_TRUE(InvalidNaming(tcgemm::validate(args), "address space"));
+  args = make_args(std::int64_t{1} << 62, 1, 1, Layout::kRowMajor, Layout::kColMajor,
+                   Layout::kColMajor, DType::kBF16, DType::kFP32);
+  EXPECT_TRUE(InvalidNaming(tcgemm::validate(args), "address space"));
+}
+
+TEST(Validate, RejectsMatrixThatWrapsTheAddressSpace) {
+  GemmArgs args = make_args(8, 8, 8);
+  args.a.ptr = reinterpret_cast<const void*>(std::uintptr_t{0xFFFFFFFFFFFFFFC0});
+  EXPECT_TRUE(InvalidNaming(tcgemm::validate(args), "a: the matrix"));
 }
 
 // ---- scalars ------------------------------------------------------------------
@@ -387,7 +403,17 @@ TEST(Validate, IgnoresStridesWhenBatchCountIsOne) {
 TEST(Validate, RejectsBatchSpanThatOverflows64Bits) {
   GemmArgs args = batched_args(2);
   args.a.stride = std::numeric_limits<std::int64_t>::max() - 10;
-  EXPECT_TRUE(InvalidNaming(tcgemm::validate(args), "overflows"));
+  EXPECT_TRUE(InvalidNaming(tcgemm::validate(args), "a.stride"));
+}
+
+TEST(Validate, AcceptsOutputBatchesSideBySideWithinEachColumn) {
+  // Two 64-row entries interleaved in columns of ldc = 128: disjoint.
+  GemmArgs args = batched_args(2);
+  args.c.ld = 2 * args.m;
+  args.c.stride = args.m;
+  EXPECT_TRUE(Ok(tcgemm::validate(args)));
+  args.c.stride = args.m - 1;  // now they share a row
+  EXPECT_TRUE(InvalidNaming(tcgemm::validate(args), "c.stride"));
 }
 
 // ---- gemm(): the paths that never reach a device ------------------------------------

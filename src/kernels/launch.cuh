@@ -1,0 +1,82 @@
+// Kernel launches for every tcgemm kernel: cudaLaunchKernelEx, optionally
+// with a cluster dimension, returning that launch's own error as a Status.
+// Launching with <<<>>> and then calling cudaGetLastError would both report
+// and clear an error the caller left pending from unrelated CUDA calls.
+#pragma once
+
+#include <tcgemm/tcgemm.h>
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <utility>
+
+namespace tcgemm::kernels {
+
+// Launch configuration of a 1-D grid of clusters of `cluster_x` CTAs.
+struct ClusterLaunch {
+  cudaLaunchConfig_t config{};
+  cudaLaunchAttribute attribute{};
+
+  ClusterLaunch(dim3 grid, int threads, std::size_t smem_bytes, int cluster_x,
+                cudaStream_t stream) {
+    config.gridDim = grid;
+    config.blockDim = dim3(static_cast<unsigned>(threads));
+    config.dynamicSmemBytes = smem_bytes;
+    config.stream = stream;
+    attribute.id = cudaLaunchAttributeClusterDimension;
+    attribute.val.clusterDim.x = static_cast<unsigned>(cluster_x);
+    attribute.val.clusterDim.y = 1;
+    attribute.val.clusterDim.z = 1;
+    config.attrs = &attribute;
+    config.numAttrs = 1;
+  }
+  ClusterLaunch(const ClusterLaunch&) = delete;
+  ClusterLaunch& operator=(const ClusterLaunch&) = delete;
+};
+
+// How many clusters of this shape can be resident at once: the size of a
+// persistent clustered grid (GPCs differ in SM count, so this can be less than
+// SMs / cluster size).
+template <typename Kernel>
+Status max_active_clusters(Kernel kernel, std::size_t smem_bytes, int threads, int cluster_x,
+                           int* clusters) {
+  const ClusterLaunch launch(dim3(static_cast<unsigned>(cluster_x)), threads, smem_bytes,
+                             cluster_x, nullptr);
+  const cudaError_t err = cudaOccupancyMaxActiveClusters(clusters, kernel, &launch.config);
+  if (err != cudaSuccess || *clusters < 1) {
+    cudaGetLastError();
+    return {StatusCode::kNotSupported,
+            std::string("clusters of ") + std::to_string(cluster_x) +
+                " CTAs cannot be resident: " + cudaGetErrorString(err)};
+  }
+  return Status::success();
+}
+
+// True when the environment variable TCGEMM_PRINT_CONFIG is set: launchers
+// then print the kernel and launch shape they chose to stderr.
+bool print_config_enabled();
+void print_config(std::string_view name, dim3 grid, int threads, std::size_t smem_bytes,
+                  int cluster_x);
+
+// Launches `kernel` through cudaLaunchKernelEx (with a cluster dimension when
+// cluster_x > 1) and returns that launch's own error as a Status: an error the
+// caller left pending from earlier CUDA calls is neither reported nor cleared.
+template <typename... Params, typename... Args>
+Status launch_kernel(void (*kernel)(Params...), std::string_view name, dim3 grid,
+                     int threads, std::size_t smem_bytes, int cluster_x, cudaStream_t stream,
+                     Args&&... args) {
+  ClusterLaunch launch(grid, threads, smem_bytes, cluster_x, stream);
+  if (cluster_x <= 1) launch.config.numAttrs = 0;
+  if (print_config_enabled()) print_config(name, grid, threads, smem_bytes, cluster_x);
+  const cudaError_t err = cudaLaunchKernelEx(&launch.config, kernel, std::forward<Args>(args)...);
+  if (err != cudaSuccess) {
+    return {StatusCode::kCudaError,
+            std::string(name) + " launch failed: " + cudaGetErrorString(err)};
+  }
+  return Status::success();
+}
+
+}  // namespace tcgemm::kernels
