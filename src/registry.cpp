@@ -14,30 +14,131 @@ namespace {
 constexpr std::int64_t kTmaStrideElements16 = 8;
 constexpr std::int64_t kTmaAlignmentBytes = 16;
 constexpr std::int64_t kTmaMaxCoordinate = (std::int64_t{1} << 31) - 1;
+// TMA global strides are below 2^40 bytes: 2^39 two-byte elements.
+constexpr std::int64_t kTmaMaxLd16 = (std::int64_t{1} << 39) - 1;
 
 constexpr std::uint32_t kHalfTypes = bit(DType::kBF16) | bit(DType::kFP16);
 constexpr std::uint32_t kAllOutputTypes = kHalfTypes | bit(DType::kFP32);
 
+// The TMA-fed Hopper kernels (ladder steps 2 on): TN layout, half-precision
+// inputs, TMA rules on A and B, any M, N, K (edges zero-filled and masked).
+constexpr KernelConstraints tma_tn_constraints(std::uint32_t output_dtypes) {
+  return KernelConstraints{
+      .input_dtypes = kHalfTypes,
+      .output_dtypes = output_dtypes,
+      .a_layouts = bit(Layout::kRowMajor),
+      .b_layouts = bit(Layout::kColMajor),
+      .c_layouts = bit(Layout::kColMajor),
+      .lda_multiple = kTmaStrideElements16,
+      .ldb_multiple = kTmaStrideElements16,
+      .ab_alignment = kTmaAlignmentBytes,
+      .max_dim = kTmaMaxCoordinate,
+      .max_ld = kTmaMaxLd16,
+      .max_batch = 1,
+      .compute_capability = 90,
+  };
+}
+
+// Steps that also store C through TMA: 16-bit outputs, TMA rules on C too,
+// and M a multiple of 8: measured on the H200, a TMA store clips a box's
+// contiguous dimension only at 16-byte granularity, so with M % 8 != 0 it
+// writes up to 7 rows of a column-major C's padding beyond M.
+constexpr KernelConstraints tma_store_constraints() {
+  KernelConstraints c = tma_tn_constraints(kHalfTypes);
+  c.m_multiple = kTmaStrideElements16;
+  c.ldc_multiple = kTmaStrideElements16;
+  c.c_alignment = kTmaAlignmentBytes;
+  return c;
+}
+
 const std::array kKernels = {
+    // The Hopper ladder, one entry per worklog step. Steps 1-5 are teaching
+    // steps, run only by name; from step 6 on the rank is the step number, so
+    // the dispatcher picks the latest step whose constraints a problem meets.
     KernelInfo{
-        "k05_warp_specialized",
-        "Hopper step 5: TMA 128B-swizzle ring, mbarriers, 1 producer + 2 consumer warpgroups, "
-        "wgmma m64n256k16, setmaxnreg; 128x256x64 tile, 4 stages",
-        KernelConstraints{
-            .input_dtypes = kHalfTypes,
-            .output_dtypes = kAllOutputTypes,
-            .a_layouts = bit(Layout::kRowMajor),
-            .b_layouts = bit(Layout::kColMajor),
-            .c_layouts = bit(Layout::kColMajor),
-            .lda_multiple = kTmaStrideElements16,
-            .ldb_multiple = kTmaStrideElements16,
-            .ab_alignment = kTmaAlignmentBytes,
-            .max_dim = kTmaMaxCoordinate,
-            .max_batch = 1,
-            .compute_capability = 90,
-        },
-        &kernels::launch_k05_warp_specialized,
-        /*dispatch_rank=*/5,
+        "hopper-01",
+        "Hopper step 1: SIMT 2-D block tiling, no tensor cores; 128x128x16 tile, 256 threads, "
+        "8x8 fp32 FMA outputs per thread",
+        // Its 16-byte vector loads need what TMA needs of A and B; M, N, K edges
+        // are zero-filled and masked.
+        tma_tn_constraints(kAllOutputTypes),
+        &kernels::launch_hopper_01,
+        /*dispatch_rank=*/0,
+    },
+    KernelInfo{
+        "hopper-02",
+        "Hopper step 2: wgmma m64n64k16 + TMA + cuda::barrier, single stage; 64x64x64 tile, "
+        "1 warpgroup",
+        tma_tn_constraints(kAllOutputTypes),
+        &kernels::launch_hopper_02,
+        /*dispatch_rank=*/0,
+    },
+    KernelInfo{
+        "hopper-03",
+        "Hopper step 3: larger tiles, wgmma m64n128k16 on two 64-row halves, single stage; "
+        "128x128x64 tile, 1 warpgroup",
+        tma_tn_constraints(kAllOutputTypes),
+        &kernels::launch_hopper_03,
+        /*dispatch_rank=*/0,
+    },
+    KernelInfo{
+        "hopper-04",
+        "Hopper step 4: warp specialization, producer + consumer warpgroup over a 5-stage "
+        "cuda::barrier ring; 128x128x64 tile",
+        tma_tn_constraints(kAllOutputTypes),
+        &kernels::launch_hopper_04,
+        /*dispatch_rank=*/0,
+    },
+    KernelInfo{
+        "hopper-05",
+        "Hopper step 5: two consumer warpgroups of wgmma m64n256k16, setmaxnreg 24/240, "
+        "4-stage cuda::barrier ring; 128x256x64 tile",
+        tma_tn_constraints(kAllOutputTypes),
+        &kernels::launch_hopper_05,
+        /*dispatch_rank=*/0,
+    },
+    KernelInfo{
+        "hopper-06",
+        "Hopper step 6: persistent CTAs (one per SM) over tiles in grouped L2-friendly order, "
+        "ring carried across tiles; 128x256x64 tile",
+        tma_tn_constraints(kAllOutputTypes),
+        &kernels::launch_hopper_06,
+        /*dispatch_rank=*/6,
+    },
+    KernelInfo{
+        "hopper-07",
+        "Hopper step 7: step 6 on raw PTX mbarriers, parity waits, one arrival per warpgroup",
+        tma_tn_constraints(kAllOutputTypes),
+        &kernels::launch_hopper_07,
+        /*dispatch_rank=*/7,
+    },
+    KernelInfo{
+        "hopper-08",
+        "Hopper step 8: clusters of 2 along M, B tile multicast by TMA to both CTAs",
+        tma_tn_constraints(kAllOutputTypes),
+        &kernels::launch_hopper_08,
+        /*dispatch_rank=*/8,
+    },
+    KernelInfo{
+        "hopper-09",
+        "Hopper step 9: scale-d = 0 first wgmma, column-ordered write-through stores",
+        tma_tn_constraints(kAllOutputTypes),
+        &kernels::launch_hopper_09,
+        /*dispatch_rank=*/9,
+    },
+    KernelInfo{
+        "hopper-10",
+        "Hopper step 10: C staged in swizzled shared memory, stored by TMA asynchronously",
+        tma_store_constraints(),
+        &kernels::launch_hopper_10,
+        /*dispatch_rank=*/10,
+    },
+    KernelInfo{
+        "hopper-11",
+        "Hopper step 11: tile pairs visited along a generalized Hilbert curve",
+        tma_store_constraints(),
+        &kernels::launch_hopper_11,
+        /*dispatch_rank=*/11,
     },
 };
 
@@ -113,6 +214,13 @@ std::string check_constraints(const KernelConstraints& c, const GemmArgs& args,
   }
   if (args.m > c.max_dim || args.n > c.max_dim || args.k > c.max_dim) {
     return "M, N and K must be at most " + std::to_string(c.max_dim);
+  }
+  const std::pair<const char*, std::int64_t> lds[] = {
+      {"lda", args.a.ld}, {"ldb", args.b.ld}, {"ldc", args.c.ld}};
+  for (const auto& [name, ld] : lds) {
+    if (ld > c.max_ld) {
+      return std::string(name) + "=" + std::to_string(ld) + " exceeds " + std::to_string(c.max_ld);
+    }
   }
   if (args.batch_count > c.max_batch) {
     return "batch_count=" + std::to_string(args.batch_count) + " (supports at most " +

@@ -10,8 +10,27 @@ namespace tcgemm::kernels {
 // writes zeros without reading C). Any layout and output dtype.
 Status launch_scale_c(const GemmArgs& args);
 
-// Hopper ladder step 5: TMA + mbarrier ring, one producer and two consumer
-// warpgroups issuing wgmma m64n256k16. See k05_warp_specialized.cu.
-Status launch_k05_warp_specialized(const GemmArgs& args);
+// The Hopper ladder (issue 3), one launcher per step; each file's header says
+// what the step adds over the previous one.
+// Step 1: SIMT 2-D block tiling, no tensor cores. See k01_simt_blocktiling.cu.
+Status launch_hopper_01(const GemmArgs& args);
+// Step 2: wgmma m64n64k16 + TMA + cuda::barrier, 64 x 64 tile. See k02_wgmma_tma.cu.
+Status launch_hopper_02(const GemmArgs& args);
+// Step 3: 128 x 128 tile, wgmma m64n128k16. See k03_larger_tiles.cu.
+Status launch_hopper_03(const GemmArgs& args);
+// Step 4: producer + consumer warpgroups over a ring of stages. See k04_warp_specialized.cu.
+Status launch_hopper_04(const GemmArgs& args);
+// Step 5: 128 x 256 tile, two consumer warpgroups, setmaxnreg. See k05_two_consumers.cu.
+Status launch_hopper_05(const GemmArgs& args);
+// Step 6: persistent CTAs over grouped tiles. See k06_persistent.cu.
+Status launch_hopper_06(const GemmArgs& args);
+
+
+// Hopper ladder steps 7-11 (src/kernels/hopper/k07_* .. k11_*).
+Status launch_hopper_07(const GemmArgs& args);
+Status launch_hopper_08(const GemmArgs& args);
+Status launch_hopper_09(const GemmArgs& args);
+Status launch_hopper_10(const GemmArgs& args);
+Status launch_hopper_11(const GemmArgs& args);
 
 }  // namespace tcgemm::kernels

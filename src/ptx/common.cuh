@@ -27,4 +27,11 @@ __device__ __forceinline__ void setmaxnreg_inc() {
   asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(kRegs));
 }
 
+// bar.sync with a named barrier (PTX ISA 9.7.13.1): synchronizes `threads`
+// threads (a multiple of 32) on barrier `id` (1..15; 0 is __syncthreads), e.g.
+// one warpgroup without stopping the others.
+__device__ __forceinline__ void named_barrier_sync(int id, int threads) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
 }  // namespace tcgemm::ptx

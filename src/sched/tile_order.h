@@ -42,4 +42,14 @@ TCGEMM_HOST_DEVICE constexpr TileCoord grouped_tile(std::int64_t linear, std::in
   return TileCoord{first_m + in_group % rows_in_group, in_group / rows_in_group};
 }
 
+// Clusters of `cluster_m` CTAs stacked along M work on units of cluster_m
+// vertically adjacent tiles: unit `unit` (a coordinate on the grid of
+// ceil(tiles_m / cluster_m) x tiles_n units) gives the CTA of cluster rank
+// `rank` this tile. With tiles_m not a multiple of cluster_m, the last unit's
+// upper ranks get tile-rows >= tiles_m, which they compute but never store.
+TCGEMM_HOST_DEVICE constexpr TileCoord cluster_member_tile(TileCoord unit, std::int64_t rank,
+                                                           std::int64_t cluster_m) {
+  return TileCoord{unit.m * cluster_m + rank, unit.n};
+}
+
 }  // namespace tcgemm::sched

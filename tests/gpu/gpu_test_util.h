@@ -247,6 +247,33 @@ inline ::testing::AssertionResult MatchesReference(const GemmArgs& args, const f
   return r;
 }
 
+// Every element of C's buffer outside the M x N matrix (the rows or columns
+// between M (or N) and ld) holds the same bits as in `before`: a kernel may
+// write C, never the caller's memory around it.
+inline ::testing::AssertionResult PaddingUntouched(const GemmArgs& args, const void* before,
+                                                   std::int64_t elements) {
+  const std::size_t elem = tcgemm::size_of(args.c.dtype);
+  std::vector<unsigned char> was(static_cast<std::size_t>(elements) * elem);
+  std::vector<unsigned char> now(was.size());
+  TCGEMM_CHECK_CUDA(cudaMemcpy(was.data(), before, was.size(), cudaMemcpyDeviceToHost));
+  TCGEMM_CHECK_CUDA(cudaMemcpy(now.data(), args.c.ptr, now.size(), cudaMemcpyDeviceToHost));
+  const std::int64_t line_len = args.c.layout == Layout::kColMajor ? args.m : args.n;
+  std::int64_t changed = 0;
+  std::int64_t first = -1;
+  for (std::int64_t i = 0; i < elements; ++i) {
+    if (i % args.c.ld < line_len) continue;  // inside the matrix
+    if (std::memcmp(&was[static_cast<std::size_t>(i) * elem], &now[static_cast<std::size_t>(i) * elem],
+                    elem) != 0) {
+      if (first < 0) first = i;
+      ++changed;
+    }
+  }
+  if (changed == 0) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << changed << " element(s) of C's padding (beyond "
+                                       << line_len << " of ld=" << args.c.ld
+                                       << ") were written, the first at offset " << first;
+}
+
 inline ::testing::AssertionResult IsOk(const Status& s) {
   if (s.ok()) return ::testing::AssertionSuccess();
   return ::testing::AssertionFailure() << tcgemm::to_string(s.code) << ": " << s.message;

@@ -108,10 +108,12 @@ TEST(Registry, NamesAreUniqueAndNonEmpty) {
 }
 
 TEST(Registry, NamesAreUsableAsFilterTokens) {
-  // Names appear in --kernels filters, CSV rows and test names.
+  // Names appear in --kernels filters, CSV rows and test names (the GPU tests
+  // turn '-' into '_'); the ladder steps are named hopper-01 .. hopper-11.
   for (const KernelInfo& k : tcgemm::registry()) {
     for (char ch : k.name) {
-      const bool ok = (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '_';
+      const bool ok =
+          (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '_' || ch == '-';
       EXPECT_TRUE(ok) << "kernel name '" << k.name << "' has character '" << ch << "'";
     }
   }
@@ -165,12 +167,15 @@ TEST(Registry, FindKernelReturnsNullForUnknownNames) {
   }
 }
 
-TEST(Registry, HasTheWarpSpecializedHopperKernel) {
-  const KernelInfo* k = tcgemm::find_kernel("k05_warp_specialized");
-  ASSERT_NE(k, nullptr);
-  EXPECT_EQ(k->constraints.compute_capability, 90);
-  EXPECT_NE(k->constraints.input_dtypes & tcgemm::bit(DType::kBF16), 0u);
-  EXPECT_NE(k->constraints.input_dtypes & tcgemm::bit(DType::kFP16), 0u);
+TEST(Registry, HasEveryHopperLadderStepInOrder) {
+  std::vector<std::string_view> ladder;
+  for (const KernelInfo& k : tcgemm::registry()) {
+    if (k.name.starts_with("hopper-")) ladder.push_back(k.name);
+  }
+  const std::vector<std::string_view> expected = {
+      "hopper-01", "hopper-02", "hopper-03", "hopper-04", "hopper-05", "hopper-06",
+      "hopper-07", "hopper-08", "hopper-09", "hopper-10", "hopper-11"};
+  EXPECT_EQ(ladder, expected);
 }
 
 TEST(Registry, EveryKernelAcceptsAProblemThatMeetsItsConstraints) {
@@ -240,11 +245,9 @@ TEST(Registry, EveryKernelRefusesBatchesLargerThanItsMaximum) {
 }
 
 // ---- what the Hopper kernel promises ------------------------------------------------
-// k05_warp_specialized computes any M, N, K >= 1 in TN layout (TMA zero-fill
-// and a masked epilogue) as long as lda and ldb are multiples of 8 elements
-// and A and B are 16-byte aligned. The GPU tests run exactly these shapes, so
-// a constraint that crept in would silently turn them into skips; this pins
-// the promise on the CPU.
+// The Hopper ladder's promises, pinned on the CPU: the GPU tests run exactly
+// these shapes, so a constraint that crept in would silently turn them into
+// skips.
 
 GemmArgs tn_problem(std::int64_t m, std::int64_t n, std::int64_t k, DType in, DType out,
                     std::int64_t ldc_pad = 0) {
@@ -258,11 +261,17 @@ GemmArgs tn_problem(std::int64_t m, std::int64_t n, std::int64_t k, DType in, DT
   return args;
 }
 
-class K05WarpSpecialized : public ::testing::Test {
+// ---- what every ladder step promises --------------------------------------------
+// hopper-01 .. hopper-09: any M, N, K >= 1
+// in TN layout (zero-filled loads and a masked epilogue; step 1 by hand, steps
+// 2-9 by TMA), lda and ldb multiples of 8, A and B 16-byte aligned, any ldc,
+// bf16 or fp16 in, bf16, fp16 or fp32 out, sm_90 only.
+
+class LadderStep : public ::testing::TestWithParam<std::string_view> {
  protected:
   void SetUp() override {
-    kernel_ = tcgemm::find_kernel("k05_warp_specialized");
-    if (kernel_ == nullptr) GTEST_FAIL() << "k05_warp_specialized is not registered";
+    kernel_ = tcgemm::find_kernel(GetParam());
+    if (kernel_ == nullptr) GTEST_FAIL() << GetParam() << " is not registered";
   }
   std::string check(const GemmArgs& args) const {
     return tcgemm::check_constraints(kernel_->constraints, args, DeviceCaps{90});
@@ -270,32 +279,55 @@ class K05WarpSpecialized : public ::testing::Test {
   const KernelInfo* kernel_ = nullptr;
 };
 
-TEST_F(K05WarpSpecialized, AcceptsRaggedTnShapesWithAlignedLeadingDimensions) {
+class RaggedLadderStep : public LadderStep {};
+
+TEST_P(RaggedLadderStep, AcceptsRaggedTnShapesWithAlignedLeadingDimensions) {
   struct Shape {
     std::int64_t m, n, k;
   };
   for (Shape s : {Shape{1, 1, 8}, Shape{17, 9, 40}, Shape{129, 257, 72}, Shape{1000, 1000, 8},
-                  Shape{4095, 4097, 4096}, Shape{1, 4096, 64}, Shape{4096, 1, 64}}) {
+                  Shape{4095, 4097, 4096}, Shape{1, 4096, 64}, Shape{4096, 1, 64},
+                  Shape{8192, 8192, 8192}}) {
     for (DType in : {DType::kBF16, DType::kFP16}) {
       for (DType out : {DType::kBF16, DType::kFP16, DType::kFP32}) {
         for (std::int64_t ldc_pad : {0, 3}) {
           const GemmArgs args = tn_problem(s.m, s.n, s.k, in, out, ldc_pad);
           ASSERT_TRUE(tcgemm::validate(args).ok());
           EXPECT_EQ(check(args), "")
-              << s.m << "x" << s.n << "x" << s.k << " " << tcgemm::to_string(in) << "->"
-              << tcgemm::to_string(out) << " ldc+" << ldc_pad;
+              << GetParam() << " " << s.m << "x" << s.n << "x" << s.k << " "
+              << tcgemm::to_string(in) << "->" << tcgemm::to_string(out) << " ldc+" << ldc_pad;
         }
       }
     }
   }
 }
 
-TEST_F(K05WarpSpecialized, RefusesLdaThatIsNotAMultipleOf8) {
+TEST_P(RaggedLadderStep, AcceptsAnOddKWhenLdaAndLdbAreMultiplesOf8) {
   GemmArgs args = tn_problem(17, 9, 33, DType::kBF16, DType::kBF16);
+  args.a.ld = 40;
+  args.b.ld = 40;
+  EXPECT_EQ(check(args), "");
+}
+
+TEST_P(LadderStep, RefusesLdaThatIsNotAMultipleOf8) {
+  GemmArgs args = tn_problem(16, 9, 33, DType::kBF16, DType::kBF16);
   EXPECT_TRUE(RefusedNaming(check(args), "lda=33"));
 }
 
-TEST_F(K05WarpSpecialized, RefusesEveryLayoutButTn) {
+TEST_P(LadderStep, RefusesALeadingDimensionTmaCannotStride) {
+  // 2^39 two-byte elements is 2^40 bytes, the TMA stride limit.
+  GemmArgs args = tn_problem(8, 256, 64, DType::kBF16, DType::kBF16);
+  args.a.ld = std::int64_t{1} << 39;
+  EXPECT_TRUE(RefusedNaming(check(args), "lda="));
+}
+
+TEST_P(LadderStep, RefusesLdbThatIsNotAMultipleOf8) {
+  GemmArgs args = tn_problem(256, 256, 256, DType::kFP16, DType::kFP16);
+  args.b.ld = 260;
+  EXPECT_TRUE(RefusedNaming(check(args), "ldb=260"));
+}
+
+TEST_P(LadderStep, RefusesEveryLayoutButTn) {
   GemmArgs args = tn_problem(256, 256, 256, DType::kBF16, DType::kBF16);
   args.a.layout = Layout::kColMajor;
   EXPECT_TRUE(RefusedNaming(check(args), "A layout"));
@@ -307,13 +339,25 @@ TEST_F(K05WarpSpecialized, RefusesEveryLayoutButTn) {
   EXPECT_TRUE(RefusedNaming(check(args), "C layout"));
 }
 
-TEST_F(K05WarpSpecialized, RefusesAMisalignedInputPointer) {
+TEST_P(LadderStep, RefusesAMisalignedInputPointer) {
   GemmArgs args = tn_problem(256, 256, 256, DType::kBF16, DType::kBF16);
+  args.a.ptr = reinterpret_cast<const void*>(std::uintptr_t{0x1008});
+  EXPECT_TRUE(RefusedNaming(check(args), "A pointer"));
+  args = tn_problem(256, 256, 256, DType::kBF16, DType::kBF16);
   args.b.ptr = reinterpret_cast<const void*>(std::uintptr_t{0x1002});
   EXPECT_TRUE(RefusedNaming(check(args), "B pointer"));
 }
 
-TEST_F(K05WarpSpecialized, RefusesDevicesOtherThanSm90) {
+TEST_P(LadderStep, RefusesBatches) {
+  GemmArgs args = tn_problem(256, 256, 256, DType::kBF16, DType::kBF16);
+  args.batch_count = 2;
+  args.a.stride = args.a.ld * args.m;
+  args.b.stride = args.b.ld * args.n;
+  args.c.stride = args.c.ld * args.n;
+  EXPECT_TRUE(RefusedNaming(check(args), "batch_count=2"));
+}
+
+TEST_P(LadderStep, RefusesDevicesOtherThanSm90) {
   const GemmArgs args = tn_problem(256, 256, 256, DType::kBF16, DType::kBF16);
   for (int cc : {80, 89, 100, 120}) {
     EXPECT_TRUE(RefusedNaming(tcgemm::check_constraints(kernel_->constraints, args, DeviceCaps{cc}),
@@ -321,6 +365,74 @@ TEST_F(K05WarpSpecialized, RefusesDevicesOtherThanSm90) {
         << "cc " << cc;
   }
 }
+
+TEST_P(LadderStep, IsChosenByTheDispatcherOnlyFromStep6WithItsStepAsRank) {
+  // Steps 1-5 are teaching steps, run only by name; later steps outrank
+  // earlier ones.
+  const int step = std::stoi(std::string(GetParam().substr(7)));
+  EXPECT_EQ(kernel_->dispatch_rank, step >= 6 ? step : 0);
+}
+
+std::string step_test_name(const ::testing::TestParamInfo<std::string_view>& step) {
+  std::string name(step.param);
+  for (char& ch : name) {
+    if (ch == '-') ch = '_';
+  }
+  return name;
+}
+
+INSTANTIATE_TEST_SUITE_P(AllSteps, LadderStep,
+                         ::testing::Values("hopper-01", "hopper-02", "hopper-03", "hopper-04",
+                                           "hopper-05", "hopper-06", "hopper-07", "hopper-08",
+                                           "hopper-09", "hopper-10", "hopper-11"),
+                         step_test_name);
+
+INSTANTIATE_TEST_SUITE_P(Steps1To9, RaggedLadderStep,
+                         ::testing::Values("hopper-01", "hopper-02", "hopper-03", "hopper-04",
+                                           "hopper-05", "hopper-06", "hopper-07", "hopper-08",
+                                           "hopper-09"),
+                         step_test_name);
+
+// Steps 10-11 store C through TMA: besides the above, 16-bit output, ldc a
+// multiple of 8, C 16-byte aligned, and M a multiple of 8 (a TMA store clips
+// the contiguous dimension only at 16-byte granularity, measured on the H200).
+class TmaStoreLadderStep : public LadderStep {};
+
+TEST_P(TmaStoreLadderStep, AcceptsRaggedNAndKWithMultipleOf8Rows) {
+  struct Shape {
+    std::int64_t m, n, k;
+  };
+  for (Shape s : {Shape{8, 1, 8}, Shape{16, 9, 40}, Shape{136, 257, 72}, Shape{1000, 1000, 8},
+                  Shape{4096, 4097, 4096}, Shape{8192, 8192, 8192}}) {
+    for (DType in : {DType::kBF16, DType::kFP16}) {
+      for (DType out : {DType::kBF16, DType::kFP16}) {
+        for (std::int64_t ldc_pad : {0, 8}) {
+          const GemmArgs args = tn_problem(s.m, s.n, s.k, in, out, ldc_pad);
+          ASSERT_TRUE(tcgemm::validate(args).ok());
+          EXPECT_EQ(check(args), "") << GetParam() << " " << s.m << "x" << s.n << "x" << s.k;
+        }
+      }
+    }
+  }
+}
+
+TEST_P(TmaStoreLadderStep, RefusesMThatIsNotAMultipleOf8) {
+  EXPECT_TRUE(RefusedNaming(check(tn_problem(129, 256, 64, DType::kBF16, DType::kBF16)), "M=129"));
+}
+
+TEST_P(TmaStoreLadderStep, RefusesFp32Output) {
+  EXPECT_TRUE(RefusedNaming(check(tn_problem(128, 256, 64, DType::kBF16, DType::kFP32)),
+                            "output dtype fp32"));
+}
+
+TEST_P(TmaStoreLadderStep, RefusesLdcThatIsNotAMultipleOf8) {
+  EXPECT_TRUE(RefusedNaming(check(tn_problem(128, 256, 64, DType::kBF16, DType::kBF16, 3)),
+                            "ldc=131"));
+}
+
+INSTANTIATE_TEST_SUITE_P(Steps10To11, TmaStoreLadderStep,
+                         ::testing::Values("hopper-10", "hopper-11"),
+                         step_test_name);
 
 // ---- check_constraints, one violated constraint at a time ------------------------
 

@@ -2,6 +2,7 @@
 
 #include <cuda_runtime_api.h>
 
+
 namespace tcgemm::kernels::hopper {
 
 Status make_tn_tensor_maps(const GemmArgs& args, std::uint32_t box_k, std::uint32_t box_m,
@@ -47,15 +48,6 @@ Status multiprocessor_count(int* count) {
   if (err == cudaSuccess) err = cudaDeviceGetAttribute(count, cudaDevAttrMultiProcessorCount, device);
   if (err != cudaSuccess) {
     return {StatusCode::kCudaError, std::string("SM count query failed: ") + cudaGetErrorString(err)};
-  }
-  return Status::success();
-}
-
-Status launch_status(std::string_view name) {
-  const cudaError_t err = cudaGetLastError();
-  if (err != cudaSuccess) {
-    return {StatusCode::kCudaError,
-            std::string(name) + " launch failed: " + cudaGetErrorString(err)};
   }
   return Status::success();
 }

@@ -8,17 +8,23 @@
 #pragma once
 
 #include "kernels/kernels.h"
+#include "kernels/launch.cuh"
 #include "kernels/numeric.cuh"
 #include "tensor_map.h"
 
 #include <cuda.h>
+#include <cuda_runtime.h>
 
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 
 namespace tcgemm::kernels::hopper {
+
+using kernels::launch_kernel;
+using kernels::max_active_clusters;
 
 // Where and how the epilogue writes: C column-major M x N with leading
 // dimension ldc, C = alpha * acc + beta * C (C read only when beta != 0).
@@ -38,7 +44,10 @@ inline EpilogueParams epilogue_params(const GemmArgs& args) {
 // Writes one warpgroup's 64 x kN block of wgmma accumulators whose top-left
 // element is C(row0, col0), masked at the M and N edges. Fragment layout as in
 // ptx/wgmma.cuh: chunk j holds rows r, r + 8 and columns c, c + 1.
-template <typename TOut, int kN>
+// kTuned (ladder step 9) visits each column's two rows back to back, so
+// consecutive stores land 16 bytes apart in the same column of a column-major
+// C, and stores write-through (st.global.wt, __stwt) to leave L2 to A and B.
+template <typename TOut, int kN, bool kTuned = false>
 __device__ __forceinline__ void store_accumulators(const float (&acc)[kN / 2],
                                                    const EpilogueParams& p, std::int64_t row0,
                                                    std::int64_t col0) {
@@ -46,21 +55,45 @@ __device__ __forceinline__ void store_accumulators(const float (&acc)[kN / 2],
   const int warp_in_group = (threadIdx.x % 128) / 32;
   const std::int64_t row = row0 + warp_in_group * 16 + lane / 4;
   TOut* c = static_cast<TOut*>(p.c);
+  // Fragment element v of a chunk: row offset 8 * (v / 2), column offset v % 2.
+  constexpr int kPlainOrder[4] = {0, 1, 2, 3};
+  constexpr int kColumnOrder[4] = {0, 2, 1, 3};
 #pragma unroll
   for (int j = 0; j < kN / 8; ++j) {
 #pragma unroll
-    for (int v = 0; v < 4; ++v) {
+    for (int i = 0; i < 4; ++i) {
+      const int v = kTuned ? kColumnOrder[i] : kPlainOrder[i];
       const std::int64_t r = row + (v / 2) * 8;
       const std::int64_t col = col0 + j * 8 + 2 * (lane % 4) + v % 2;
       if (r < p.m && col < p.n) {
-        TOut& out = c[col * p.ldc + r];
+        TOut* out = c + col * p.ldc + r;
         float value = p.alpha * acc[4 * j + v];
-        if (p.beta != 0.0f) value += p.beta * to_float(out);
-        out = from_float<TOut>(value);
+        if (p.beta != 0.0f) value += p.beta * to_float(*out);
+        if constexpr (kTuned) {
+          __stwt(out, from_float<TOut>(value));
+        } else {
+          *out = from_float<TOut>(value);
+        }
       }
     }
   }
 }
+
+// Position in a ring of kStages shared-memory slots, carried across k-tiles
+// and, in persistent kernels, across output tiles: the slot index and the
+// parity of the current pass around the ring (the mbarrier phase to wait on).
+template <int kStages>
+struct RingPosition {
+  int slot = 0;
+  std::uint32_t phase = 0;
+
+  __device__ __forceinline__ void advance() {
+    if (++slot == kStages) {
+      slot = 0;
+      phase ^= 1;
+    }
+  }
+};
 
 // Encodes the A and B tensor maps of a TN problem: boxes of box_k x box_m
 // (A) and box_k x box_n (B) elements, 128-byte swizzle.
@@ -75,9 +108,6 @@ Status prepare_kernel(const void* kernel, std::size_t bytes, std::string_view na
 
 // Number of SMs of the current device (persistent grids size themselves by it).
 Status multiprocessor_count(int* count);
-
-// cudaGetLastError after a launch, as a Status naming the kernel.
-Status launch_status(std::string_view name);
 
 // Calls launch.template operator()<TIn, TOut>() for the problem's input and
 // output dtypes (inputs are bf16 or fp16: the registry constraints ensure it).

@@ -1,0 +1,269 @@
+// Hopper ladder, step 11: Hilbert-curve tile order.
+//
+// Technique (worklog kernel 11): the persistent clusters walk the output's
+// tile pairs along a generalized Hilbert curve (sched/hilbert.h) instead of
+// grouped row order. Work item u goes to cluster u mod (number of clusters),
+// so the tiles in flight at any moment are a contiguous stretch of the curve:
+// a compact blob of the output that shares A row-panels and B column-panels,
+// and the next wave's blob borders the current one, so its panels are
+// still in L2. Unlike the public code this covers any tile grid (no power-of-
+// two or 128-tile limit): hilbert_tile is a bijection on every rectangle.
+// What changed from step 10: grouped_tile -> hilbert_tile.
+//
+// Tile 128 x 256 x 64 per CTA, clusters of 2 along M with B multicast,
+// 384 threads, 3 stages, shared-memory C tile stored by TMA.
+// Layout TN; any M, N, K >= 1; lda, ldb, ldc multiples of 8; C 16-byte
+// aligned; bf16 or fp16 output.
+// Measured: see docs/ladder.md (bench/results/h200/*-hopper-ladder.csv).
+#include "kernels/hopper/common.cuh"
+#include "ptx/cluster.cuh"
+#include "ptx/common.cuh"
+#include "ptx/mbarrier.cuh"
+#include "ptx/tma.cuh"
+#include "ptx/wgmma.cuh"
+#include "sched/hilbert.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+
+namespace tcgemm::kernels {
+namespace {
+
+constexpr std::string_view kName = "hopper-11";
+
+struct Config {
+  static constexpr int BM = 128;
+  static constexpr int BN = 256;
+  static constexpr int BK = 64;  // 64 x 2 bytes = 128 bytes: one swizzle row
+  static constexpr int kStages = 3;
+  static constexpr int kConsumers = 2;
+  static constexpr int kWarpgroupThreads = 128;
+  static constexpr int kThreads = (1 + kConsumers) * kWarpgroupThreads;
+  static constexpr int kWgmmaM = 64;
+  static constexpr int kWgmmaK = 16;
+  static constexpr int kClusterM = 2;  // CTAs per cluster, stacked along M
+  static constexpr int kProducerRegs = 40;
+  static constexpr int kConsumerRegs = 232;
+};
+
+// One consumer's C slice: 64 rows x BN columns, column-major, 128-byte lines.
+constexpr int kCRows = Config::kWgmmaM;
+
+template <typename TIn, typename TOut>
+struct alignas(1024) SharedStorage {
+  TIn a[Config::kStages][Config::BM * Config::BK];
+  TIn b[Config::kStages][Config::BN * Config::BK];
+  TOut c[Config::kConsumers][kCRows * Config::BN];
+  std::uint64_t full[Config::kStages];
+  std::uint64_t empty[Config::kStages];
+};
+
+constexpr std::uint32_t kStageBytes = (Config::BM + Config::BN) * Config::BK * 2;
+template <typename TIn, typename TOut>
+constexpr std::size_t kSmemBytes = sizeof(SharedStorage<TIn, TOut>) + 1024;
+
+// Element index of C(row, col) in a 128-byte-swizzled column-major C slice:
+// column `col` is one 128-byte line (64 two-byte rows); its 16-byte chunk
+// (8 rows) number is XORed with col % 8, the pattern TMA's SWIZZLE_128B reads.
+__device__ __forceinline__ int swizzled_c_index(int row, int col) {
+  constexpr int kChunkRows = 8;
+  return col * kCRows + (((row / kChunkRows) ^ (col % 8)) * kChunkRows) + row % kChunkRows;
+}
+
+// Writes one consumer's 64 x BN accumulators into its shared C slice as
+// alpha * acc + beta * C (C read from global memory, masked, when beta != 0).
+template <typename TOut>
+__device__ __forceinline__ void stage_c_tile(const float (&acc)[Config::BN / 2], TOut* c_tile,
+                                             const hopper::EpilogueParams& p, std::int64_t row0,
+                                             std::int64_t col0) {
+  const int lane = threadIdx.x % 32;
+  const int row = ((threadIdx.x % Config::kWarpgroupThreads) / 32) * 16 + lane / 4;
+  const TOut* c = static_cast<const TOut*>(p.c);
+#pragma unroll
+  for (int j = 0; j < Config::BN / 8; ++j) {
+#pragma unroll
+    for (int v = 0; v < 4; ++v) {
+      const int r = row + (v / 2) * 8;
+      const int col = j * 8 + 2 * (lane % 4) + v % 2;
+      float value = p.alpha * acc[4 * j + v];
+      if (p.beta != 0.0f && row0 + r < p.m && col0 + col < p.n) {
+        value += p.beta * to_float(c[(col0 + col) * p.ldc + row0 + r]);
+      }
+      c_tile[swizzled_c_index(r, col)] = from_float<TOut>(value);
+    }
+  }
+}
+
+template <typename TIn, typename TOut>
+__global__ void __launch_bounds__(Config::kThreads, 1)
+    hopper11_kernel(const __grid_constant__ CUtensorMap map_a,
+                    const __grid_constant__ CUtensorMap map_b,
+                    const __grid_constant__ CUtensorMap map_c, hopper::EpilogueParams epilogue,
+                    std::int64_t tiles_m, std::int64_t tiles_n, int k_tiles) {
+  extern __shared__ std::uint8_t smem_raw[];
+  auto& smem = *reinterpret_cast<SharedStorage<TIn, TOut>*>(
+      (reinterpret_cast<std::uintptr_t>(smem_raw) + 1023) & ~std::uintptr_t{1023});
+  const std::int64_t pairs_m = sched::ceil_div(tiles_m, Config::kClusterM);
+  const std::int64_t units = pairs_m * tiles_n;
+  const std::int64_t cluster_id = blockIdx.x / Config::kClusterM;
+  const std::int64_t clusters = gridDim.x / Config::kClusterM;
+  const std::uint32_t rank = ptx::cluster_ctarank();
+
+  const int warpgroup = threadIdx.x / Config::kWarpgroupThreads;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < Config::kStages; ++s) {
+      ptx::mbarrier_init(&smem.full[s], 1);
+      ptx::mbarrier_init(&smem.empty[s], Config::kConsumers * Config::kClusterM);
+    }
+    ptx::fence_mbarrier_init();
+  }
+  // The peer's TMA and consumers use our barriers: inits visible cluster-wide first.
+  ptx::cluster_sync();
+
+  if (warpgroup == 0) {
+    ptx::setmaxnreg_dec<Config::kProducerRegs>();
+    if (threadIdx.x == 0) {
+      ptx::tma_prefetch_descriptor(&map_a);
+      ptx::tma_prefetch_descriptor(&map_b);
+      hopper::RingPosition<Config::kStages> ring;
+      constexpr std::uint16_t kAllCtas = (1u << Config::kClusterM) - 1;
+      constexpr int kBHalfRows = Config::BN / Config::kClusterM;
+      for (std::int64_t u = cluster_id; u < units; u += clusters) {
+        const sched::TileCoord pair = sched::hilbert_tile(static_cast<std::int32_t>(u), static_cast<std::int32_t>(pairs_m),
+                             static_cast<std::int32_t>(tiles_n));
+        const auto row_a = static_cast<std::int32_t>(
+            sched::cluster_member_tile(pair, rank, Config::kClusterM).m * Config::BM);
+        const auto row_b = static_cast<std::int32_t>(pair.n * Config::BN + rank * kBHalfRows);
+        for (int kt = 0; kt < k_tiles; ++kt, ring.advance()) {
+          // A fresh barrier's "previous" phase counts as complete, so the
+          // first pass (phase 0) waits on parity 1 and returns at once.
+          ptx::mbarrier_wait_parity(&smem.empty[ring.slot], ring.phase ^ 1);
+          ptx::mbarrier_arrive_expect_tx(&smem.full[ring.slot], kStageBytes);
+          ptx::tma_load_2d(smem.a[ring.slot], &map_a, &smem.full[ring.slot], kt * Config::BK, row_a);
+          ptx::tma_load_2d_multicast(smem.b[ring.slot] + rank * kBHalfRows * Config::BK, &map_b,
+                                     &smem.full[ring.slot], kt * Config::BK, row_b, kAllCtas);
+        }
+      }
+    }
+  } else {
+    ptx::setmaxnreg_inc<Config::kConsumerRegs>();
+    const int consumer = warpgroup - 1;
+    const bool leader = threadIdx.x % Config::kWarpgroupThreads == 0;
+    hopper::RingPosition<Config::kStages> ring;
+    float acc[Config::BN / 2];
+
+    // Releases a slot in every CTA of the cluster: both producers write it.
+    auto release = [&](int slot) {
+      if (leader) {
+#pragma unroll
+        for (int cta = 0; cta < Config::kClusterM; ++cta) {
+          ptx::mbarrier_arrive_cluster(&smem.empty[slot], static_cast<std::uint32_t>(cta));
+        }
+      }
+    };
+
+    for (std::int64_t u = cluster_id; u < units; u += clusters) {
+      const sched::TileCoord pair = sched::hilbert_tile(static_cast<std::int32_t>(u), static_cast<std::int32_t>(pairs_m),
+                             static_cast<std::int32_t>(tiles_n));
+      const sched::TileCoord tile = sched::cluster_member_tile(pair, rank, Config::kClusterM);
+      int previous_slot = -1;
+      for (int kt = 0; kt < k_tiles; ++kt, ring.advance()) {
+        ptx::mbarrier_wait_parity(&smem.full[ring.slot], ring.phase);
+        ptx::wgmma_fence();
+        const TIn* a_tile = smem.a[ring.slot] + consumer * Config::kWgmmaM * Config::BK;
+#pragma unroll
+        for (int kk = 0; kk < Config::BK / Config::kWgmmaK; ++kk) {
+          ptx::wgmma_m64k16<Config::BN, TIn>(
+              acc, ptx::make_smem_desc_k_major_sw128(a_tile + kk * Config::kWgmmaK),
+              ptx::make_smem_desc_k_major_sw128(smem.b[ring.slot] + kk * Config::kWgmmaK),
+              // D = A * B on the tile's first k-step: no zeroing needed.
+              (kt > 0 || kk > 0) ? 1u : 0u);
+        }
+        ptx::wgmma_commit_group();
+        // One group stays in flight; the one before it has finished reading
+        // its slot, which goes back to the producer.
+        ptx::wgmma_wait_group<1>();
+        if (previous_slot >= 0) release(previous_slot);
+        previous_slot = ring.slot;
+      }
+      ptx::wgmma_wait_group<0>();
+      release(previous_slot);
+      ptx::fence_registers(acc);
+
+      const std::int64_t row0 = tile.m * Config::BM + consumer * Config::kWgmmaM;
+      const std::int64_t col0 = tile.n * Config::BN;
+      const int c_barrier = 1 + consumer;  // named barrier of this warpgroup
+      // The previous tile's store must have finished reading the C slice.
+      if (leader) ptx::tma_store_wait_read<0>();
+      ptx::named_barrier_sync(c_barrier, Config::kWarpgroupThreads);
+      stage_c_tile(acc, smem.c[consumer], epilogue, row0, col0);
+      ptx::fence_proxy_async_shared();
+      ptx::named_barrier_sync(c_barrier, Config::kWarpgroupThreads);
+      if (leader) {
+        ptx::tma_store_2d(&map_c, smem.c[consumer], static_cast<std::int32_t>(row0),
+                          static_cast<std::int32_t>(col0));
+        ptx::tma_store_commit();
+      }
+    }
+    // Shared memory must outlive the last store's reads.
+    if (leader) ptx::tma_store_wait_all<0>();
+  }
+  // The peer may still arrive on our empty barriers: stay until it is done.
+  // (The producer warp's lanes diverged around its one issuing thread.)
+  __syncwarp();
+  ptx::cluster_sync();
+}
+
+template <typename TIn, typename TOut>
+Status launch_typed(const GemmArgs& args) {
+  const std::int64_t tiles_m = sched::ceil_div(args.m, Config::BM);
+  const std::int64_t tiles_n = sched::ceil_div(args.n, Config::BN);
+  const std::int64_t units = sched::ceil_div(tiles_m, Config::kClusterM) * tiles_n;
+  constexpr std::int64_t kMaxUnits = std::int64_t{1} << 31;  // hilbert_tile's 32-bit range
+  if (units >= kMaxUnits) {
+    return {StatusCode::kNotSupported, std::string(kName) + ": more than 2^31 tile pairs"};
+  }
+  auto* kernel = &hopper11_kernel<TIn, TOut>;
+  constexpr std::size_t kSmem = kSmemBytes<TIn, TOut>;
+  Status status =
+      hopper::prepare_kernel(reinterpret_cast<const void*>(kernel), kSmem, kName);
+  if (!status.ok()) return status;
+  int resident_clusters = 0;
+  status = hopper::max_active_clusters(kernel, kSmem, Config::kThreads, Config::kClusterM,
+                                       &resident_clusters);
+  if (!status.ok()) return status;
+  CUtensorMap map_a;
+  CUtensorMap map_b;
+  status = hopper::make_tn_tensor_maps(args, Config::BK, Config::BM, Config::BN / Config::kClusterM,
+                                       &map_a, &map_b);
+  if (!status.ok()) return status;
+  // C column-major M x N: M contiguous; one box is a consumer's 64 x 256 slice.
+  CUtensorMap map_c;
+  status = encode_tensor_map({args.c.ptr, args.c.dtype, static_cast<std::uint64_t>(args.m),
+                              static_cast<std::uint64_t>(args.n),
+                              static_cast<std::uint64_t>(args.c.ld), kCRows, Config::BN,
+                              CU_TENSOR_MAP_SWIZZLE_128B},
+                             &map_c);
+  if (!status.ok()) return status;
+
+  const std::int64_t clusters = std::min<std::int64_t>(resident_clusters, units);
+  return hopper::launch_kernel(kernel, kName, static_cast<unsigned>(clusters * Config::kClusterM),
+                                  Config::kThreads, kSmem, Config::kClusterM, args.stream,
+                                  map_a, map_b, map_c, hopper::epilogue_params(args), tiles_m, tiles_n,
+                                  static_cast<int>(sched::ceil_div(args.k, Config::BK)));
+}
+
+}  // namespace
+
+Status launch_hopper_11(const GemmArgs& args) {
+  return hopper::visit_tn_types(args, [&]<typename TIn, typename TOut>() {
+    if constexpr (std::is_same_v<TOut, float>) {
+      return Status{StatusCode::kNotSupported, std::string(kName) + ": fp32 output"};
+    } else {
+      return launch_typed<TIn, TOut>(args);
+    }
+  });
+}
+
+}  // namespace tcgemm::kernels
