@@ -22,7 +22,8 @@
 // Any M, N, K >= 1: TMA fills out-of-bounds boxes with zeros (and still counts
 // the full box bytes) and the epilogue masks; lda and ldb must be multiples
 // of 8 elements and A and B 16-byte aligned (TMA strides and addresses).
-// Measured: pending.
+// Measured (H200, bench/results/h200/2026-11-29-hopper-ladder.csv, same-run
+// cuBLAS): 545 TFLOP/s = 0.68x at 4096^3, 612 TFLOP/s = 0.76x at 8192^3 (bf16, TN).
 #include "kernels/hopper/common.cuh"
 #include "ptx/wgmma.cuh"
 #include "sched/tile_order.h"

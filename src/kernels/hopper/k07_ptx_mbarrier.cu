@@ -9,14 +9,17 @@
 // (one per consumer warpgroup) instead of 256 + 1, and the "full" barrier
 // counts the producer's single expect_tx arrival.
 // What changed from step 6: cuda::barrier -> ptx::mbarrier_*, arrival counts
-// 257 -> 2 (empty) and 1 (full), waits by parity.
+// 257 -> 2 (empty) and 1 (full), waits by parity; and each consumer keeps one
+// wgmma group in flight (wgmma.wait_group 1), releasing a slot one k-tile
+// later instead of draining the tensor pipe before every release.
 //
 // Tile BM x BN x BK = 128 x 256 x 64, 384 threads (1 producer + 2 consumer
 // warpgroups, setmaxnreg 40 / 232), 4 stages x 48 KiB, one CTA per SM looping
 // over tiles in grouped order (sched::grouped_tile, 8 tile-rows per group).
 // Layout TN (A row-major, B column-major, C column-major); any M, N, K >= 1
 // (TMA zero-fills edges, the epilogue masks); lda, ldb multiples of 8.
-// Measured: see docs/ladder.md (bench/results/h200/*-hopper-ladder.csv).
+// Measured (H200, bench/results/h200/2026-11-29-hopper-ladder.csv, same-run
+// cuBLAS): 725 TFLOP/s = 0.90x at 4096^3, 774 TFLOP/s = 0.97x at 8192^3 (bf16, TN).
 #include "kernels/hopper/common.cuh"
 #include "ptx/common.cuh"
 #include "ptx/mbarrier.cuh"
