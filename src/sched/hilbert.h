@@ -104,4 +104,14 @@ TCGEMM_HOST_DEVICE constexpr TileCoord hilbert_tile(std::int32_t index, std::int
   }
 }
 
+// hilbert_tile as a tile-order type (see GroupedOrder in tile_order.h).
+struct HilbertOrder {
+  static constexpr std::int64_t kMaxItems = INT32_MAX;
+  TCGEMM_HOST_DEVICE static constexpr TileCoord tile(std::int64_t i, std::int64_t rows,
+                                                     std::int64_t cols) {
+    return hilbert_tile(static_cast<std::int32_t>(i), static_cast<std::int32_t>(rows),
+                        static_cast<std::int32_t>(cols));
+  }
+};
+
 }  // namespace tcgemm::sched

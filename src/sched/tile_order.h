@@ -42,6 +42,18 @@ TCGEMM_HOST_DEVICE constexpr TileCoord grouped_tile(std::int64_t linear, std::in
   return TileCoord{first_m + in_group % rows_in_group, in_group / rows_in_group};
 }
 
+// A tile order as a type, so a kernel's scheduler is one template argument:
+// Order::tile(i, rows, cols) maps work item i of a rows x cols grid, and
+// Order::kMaxItems bounds the grids it can index.
+template <int kGroupM>
+struct GroupedOrder {
+  static constexpr std::int64_t kMaxItems = INT64_MAX;
+  TCGEMM_HOST_DEVICE static constexpr TileCoord tile(std::int64_t i, std::int64_t rows,
+                                                     std::int64_t cols) {
+    return grouped_tile(i, rows, cols, kGroupM);
+  }
+};
+
 // Clusters of `cluster_m` CTAs stacked along M work on units of cluster_m
 // vertically adjacent tiles: unit `unit` (a coordinate on the grid of
 // ceil(tiles_m / cluster_m) x tiles_n units) gives the CTA of cluster rank
