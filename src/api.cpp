@@ -3,37 +3,47 @@
 #include <tcgemm/registry.h>
 #include <tcgemm/tcgemm.h>
 
-#include "kernels/kernels.h"
-
 #include <cmath>
 #include <string>
+
+#include "kernels/kernels.h"
 
 namespace tcgemm {
 
 std::string_view to_string(StatusCode code) {
   switch (code) {
-    case StatusCode::kSuccess: return "success";
-    case StatusCode::kInvalidValue: return "invalid value";
-    case StatusCode::kNotSupported: return "not supported";
-    case StatusCode::kArchMismatch: return "architecture mismatch";
-    case StatusCode::kCudaError: return "CUDA error";
+    case StatusCode::kSuccess:
+      return "success";
+    case StatusCode::kInvalidValue:
+      return "invalid value";
+    case StatusCode::kNotSupported:
+      return "not supported";
+    case StatusCode::kArchMismatch:
+      return "architecture mismatch";
+    case StatusCode::kCudaError:
+      return "CUDA error";
   }
   return "unknown status";
 }
 
 std::string_view to_string(DType dtype) {
   switch (dtype) {
-    case DType::kBF16: return "bf16";
-    case DType::kFP16: return "fp16";
-    case DType::kFP32: return "fp32";
+    case DType::kBF16:
+      return "bf16";
+    case DType::kFP16:
+      return "fp16";
+    case DType::kFP32:
+      return "fp32";
   }
   return "unknown dtype";
 }
 
 std::string_view to_string(Layout layout) {
   switch (layout) {
-    case Layout::kRowMajor: return "row";
-    case Layout::kColMajor: return "col";
+    case Layout::kRowMajor:
+      return "row";
+    case Layout::kColMajor:
+      return "col";
   }
   return "unknown layout";
 }
@@ -41,8 +51,10 @@ std::string_view to_string(Layout layout) {
 std::size_t size_of(DType dtype) {
   switch (dtype) {
     case DType::kBF16:
-    case DType::kFP16: return 2;
-    case DType::kFP32: return 4;
+    case DType::kFP16:
+      return 2;
+    case DType::kFP32:
+      return 4;
   }
   return 0;
 }
@@ -85,12 +97,13 @@ Status check_operand(const char* name, const Ref& ref, std::int64_t rows, std::i
     return invalid(n + ".layout is not a known Layout (value " +
                    std::to_string(static_cast<int>(ref.layout)) + ")");
   }
-  const std::int64_t min_ld = std::max<std::int64_t>(1, ref.layout == Layout::kRowMajor ? cols : rows);
+  const std::int64_t min_ld =
+      std::max<std::int64_t>(1, ref.layout == Layout::kRowMajor ? cols : rows);
   if (ref.ld < min_ld) {
     return invalid("ld" + n + "=" + std::to_string(ref.ld) + " is smaller than the " +
                    std::to_string(rows) + " x " + std::to_string(cols) + " " +
-                   (ref.layout == Layout::kRowMajor ? "row" : "column") +
-                   "-major matrix needs (" + std::to_string(min_ld) + ")");
+                   (ref.layout == Layout::kRowMajor ? "row" : "column") + "-major matrix needs (" +
+                   std::to_string(min_ld) + ")");
   }
   if (!needed) return Status::success();
   if (ref.ptr == nullptr) return invalid(n + " is a null pointer");
@@ -124,7 +137,8 @@ Status check_operand(const char* name, const Ref& ref, std::int64_t rows, std::i
   // The bytes touched must fit in 64 bits and must not wrap the address space.
   std::int64_t bytes = 0;
   if (elements < 0 || total < 0 || __builtin_mul_overflow(total, elem, &bytes) ||
-      reinterpret_cast<std::uintptr_t>(ref.ptr) > UINTPTR_MAX - static_cast<std::uintptr_t>(bytes)) {
+      reinterpret_cast<std::uintptr_t>(ref.ptr) >
+          UINTPTR_MAX - static_cast<std::uintptr_t>(bytes)) {
     return invalid(n + ": the matrix (ld" + n + "=" + std::to_string(ref.ld) +
                    (batch_count > 1 ? ", " + n + ".stride=" + std::to_string(ref.stride) : "") +
                    ") spans more bytes than the address space holds");
@@ -137,8 +151,10 @@ DeviceCaps current_device(Status& status) {
   cudaError_t err = cudaGetDevice(&device);
   int major = 0;
   int minor = 0;
-  if (err == cudaSuccess) err = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
-  if (err == cudaSuccess) err = cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device);
+  if (err == cudaSuccess)
+    err = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
+  if (err == cudaSuccess)
+    err = cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device);
   if (err != cudaSuccess) {
     cudaGetLastError();  // a failed query must not poison the caller's next CUDA call
     status = {StatusCode::kArchMismatch,
@@ -185,7 +201,8 @@ Status gemm(const GemmArgs& args, const GemmOptions& options) {
   if (!options.kernel.empty()) {
     forced = find_kernel(options.kernel);
     if (forced == nullptr) {
-      return invalid("options.kernel names no registry kernel: '" + std::string(options.kernel) + "'");
+      return invalid("options.kernel names no registry kernel: '" + std::string(options.kernel) +
+                     "'");
     }
   }
   if (args.m == 0 || args.n == 0) return Status::success();

@@ -37,9 +37,12 @@ EncodeTiledFn encode_tiled_fn() {
 
 CUtensorMapDataType tma_dtype(DType dtype) {
   switch (dtype) {
-    case DType::kBF16: return CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
-    case DType::kFP16: return CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
-    case DType::kFP32: return CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+    case DType::kBF16:
+      return CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+    case DType::kFP16:
+      return CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+    case DType::kFP32:
+      return CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
   }
   return CU_TENSOR_MAP_DATA_TYPE_UINT8;
 }
@@ -65,8 +68,7 @@ Status encode_tensor_map(const TensorMap2d& view, CUtensorMap* map) {
   }
   EncodeTiledFn encode = encode_tiled_fn();
   if (encode == nullptr) {
-    return {StatusCode::kCudaError,
-            "cuTensorMapEncodeTiled is not available from the CUDA driver"};
+    return {StatusCode::kCudaError, "cuTensorMapEncodeTiled is not available from the CUDA driver"};
   }
   const cuuint64_t dims[2] = {view.inner, view.outer};
   const cuuint64_t strides[1] = {view.ld * elem};  // bytes; dimension 0 is contiguous
@@ -77,8 +79,8 @@ Status encode_tensor_map(const TensorMap2d& view, CUtensorMap* map) {
              element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, view.swizzle,
              CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (result != CUDA_SUCCESS) {
-    return {StatusCode::kCudaError,
-            "cuTensorMapEncodeTiled failed with CUresult " + std::to_string(static_cast<int>(result))};
+    return {StatusCode::kCudaError, "cuTensorMapEncodeTiled failed with CUresult " +
+                                        std::to_string(static_cast<int>(result))};
   }
   return Status::success();
 }

@@ -5,9 +5,8 @@
 // runtime, not libcuda.
 #pragma once
 
-#include <tcgemm/tcgemm.h>
-
 #include <cuda.h>
+#include <tcgemm/tcgemm.h>
 
 #include <cstdint>
 

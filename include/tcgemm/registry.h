@@ -22,9 +22,9 @@ constexpr std::uint32_t bit(Layout l) { return 1u << static_cast<int>(l); }
 // What a kernel needs of a problem. Sizes and leading dimensions are in
 // elements, alignments in bytes. A multiple of 1 means "any".
 struct KernelConstraints {
-  std::uint32_t input_dtypes = 0;    // bit(DType) set for A and B
-  std::uint32_t output_dtypes = 0;   // bit(DType) set for C
-  std::uint32_t a_layouts = 0;       // bit(Layout) set
+  std::uint32_t input_dtypes = 0;   // bit(DType) set for A and B
+  std::uint32_t output_dtypes = 0;  // bit(DType) set for C
+  std::uint32_t a_layouts = 0;      // bit(Layout) set
   std::uint32_t b_layouts = 0;
   std::uint32_t c_layouts = 0;
   std::int64_t m_multiple = 1;
@@ -38,7 +38,7 @@ struct KernelConstraints {
   std::int64_t max_dim = INT64_MAX;  // largest M, N, K
   std::int64_t max_ld = INT64_MAX;   // largest lda, ldb, ldc
   std::int64_t max_batch = 1;
-  int compute_capability = 0;        // exact SM version required (90 = sm_90a); 0 = any
+  int compute_capability = 0;  // exact SM version required (90 = sm_90a); 0 = any
 };
 
 // The device facts a kernel's constraints are checked against.
@@ -49,8 +49,8 @@ struct DeviceCaps {
 // Empty when `args` satisfies `constraints` on `device`, otherwise the first
 // reason it does not, naming what is missing (e.g. "lda=4097 is not a multiple
 // of 8"). Assumes validate(args) passed.
-std::string check_constraints(const KernelConstraints& constraints,
-                              const GemmArgs& args, const DeviceCaps& device);
+std::string check_constraints(const KernelConstraints& constraints, const GemmArgs& args,
+                              const DeviceCaps& device);
 
 // Enqueues the kernel on args.stream. Called only after check_constraints
 // passed and with M, N, K > 0.

@@ -32,10 +32,10 @@ enum class Layout : int { kRowMajor = 0, kColMajor = 1 };
 
 enum class StatusCode : int {
   kSuccess = 0,
-  kInvalidValue,   // an argument is wrong (names the argument)
-  kNotSupported,   // valid problem no kernel implements yet (names what is missing)
-  kArchMismatch,   // no device, or the device lacks what the kernels need (sm_90a)
-  kCudaError,      // a CUDA runtime / driver call failed (names the call)
+  kInvalidValue,  // an argument is wrong (names the argument)
+  kNotSupported,  // valid problem no kernel implements yet (names what is missing)
+  kArchMismatch,  // no device, or the device lacks what the kernels need (sm_90a)
+  kCudaError,     // a CUDA runtime / driver call failed (names the call)
 };
 
 // Result of every API call: a code and a human-readable message.
@@ -48,9 +48,9 @@ struct Status {
 };
 
 std::string_view to_string(StatusCode code);
-std::string_view to_string(DType dtype);     // "bf16", "fp16", "fp32"
-std::string_view to_string(Layout layout);   // "row", "col"
-std::size_t size_of(DType dtype);            // bytes per element
+std::string_view to_string(DType dtype);    // "bf16", "fp16", "fp32"
+std::string_view to_string(Layout layout);  // "row", "col"
+std::size_t size_of(DType dtype);           // bytes per element
 
 // One matrix operand: pointer, dtype, storage order and leading dimension (in
 // elements). `stride` is the distance in elements between consecutive batch
@@ -76,9 +76,9 @@ struct GemmArgs {
   std::int64_t m = 0;
   std::int64_t n = 0;
   std::int64_t k = 0;
-  MatrixRef a;          // M x K
-  MatrixRef b;          // K x N
-  MutableMatrixRef c;   // M x N, read when beta != 0, always written
+  MatrixRef a;         // M x K
+  MatrixRef b;         // K x N
+  MutableMatrixRef c;  // M x N, read when beta != 0, always written
   float alpha = 1.0f;
   float beta = 0.0f;
   std::int64_t batch_count = 1;

@@ -1,9 +1,9 @@
 // C = beta * C: what a GEMM with K == 0 computes (BLAS semantics).
+#include <string>
+
 #include "kernels/kernels.h"
 #include "kernels/launch.cuh"
 #include "kernels/numeric.cuh"
-
-#include <string>
 
 namespace tcgemm::kernels {
 namespace {
@@ -38,7 +38,8 @@ Status launch_scale_c(const GemmArgs& args) {
     using T = typename decltype(tag)::type;
     T* c = static_cast<T*>(args.c.ptr);
     for (std::int64_t first = 0; first < args.batch_count; first += kMaxBatchPerLaunch) {
-      const auto batches = static_cast<unsigned>(std::min(kMaxBatchPerLaunch, args.batch_count - first));
+      const auto batches =
+          static_cast<unsigned>(std::min(kMaxBatchPerLaunch, args.batch_count - first));
       const Status status =
           launch_kernel(&scale_c_kernel<T>, "scale_c", dim3(static_cast<unsigned>(blocks), batches),
                         kThreads, 0, 1, args.stream, c + first * args.c.stride, rows, cols,

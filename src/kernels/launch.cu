@@ -1,7 +1,7 @@
-#include "kernels/launch.cuh"
-
 #include <cstdio>
 #include <cstdlib>
+
+#include "kernels/launch.cuh"
 
 namespace tcgemm::kernels {
 

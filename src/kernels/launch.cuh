@@ -4,9 +4,8 @@
 // and clear an error the caller left pending from unrelated CUDA calls.
 #pragma once
 
-#include <tcgemm/tcgemm.h>
-
 #include <cuda_runtime.h>
+#include <tcgemm/tcgemm.h>
 
 #include <cstddef>
 #include <string>
@@ -43,14 +42,13 @@ struct ClusterLaunch {
 template <typename Kernel>
 Status max_active_clusters(Kernel kernel, std::size_t smem_bytes, int threads, int cluster_x,
                            int* clusters) {
-  const ClusterLaunch launch(dim3(static_cast<unsigned>(cluster_x)), threads, smem_bytes,
-                             cluster_x, nullptr);
+  const ClusterLaunch launch(dim3(static_cast<unsigned>(cluster_x)), threads, smem_bytes, cluster_x,
+                             nullptr);
   const cudaError_t err = cudaOccupancyMaxActiveClusters(clusters, kernel, &launch.config);
   if (err != cudaSuccess || *clusters < 1) {
     cudaGetLastError();
-    return {StatusCode::kNotSupported,
-            std::string("clusters of ") + std::to_string(cluster_x) +
-                " CTAs cannot be resident: " + cudaGetErrorString(err)};
+    return {StatusCode::kNotSupported, std::string("clusters of ") + std::to_string(cluster_x) +
+                                           " CTAs cannot be resident: " + cudaGetErrorString(err)};
   }
   return Status::success();
 }
@@ -65,9 +63,8 @@ void print_config(std::string_view name, dim3 grid, int threads, std::size_t sme
 // cluster_x > 1) and returns that launch's own error as a Status: an error the
 // caller left pending from earlier CUDA calls is neither reported nor cleared.
 template <typename... Params, typename... Args>
-Status launch_kernel(void (*kernel)(Params...), std::string_view name, dim3 grid,
-                     int threads, std::size_t smem_bytes, int cluster_x, cudaStream_t stream,
-                     Args&&... args) {
+Status launch_kernel(void (*kernel)(Params...), std::string_view name, dim3 grid, int threads,
+                     std::size_t smem_bytes, int cluster_x, cudaStream_t stream, Args&&... args) {
   ClusterLaunch launch(grid, threads, smem_bytes, cluster_x, stream);
   if (cluster_x <= 1) launch.config.numAttrs = 0;
   if (print_config_enabled()) print_config(name, grid, threads, smem_bytes, cluster_x);

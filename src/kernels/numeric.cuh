@@ -1,10 +1,9 @@
 // Element types: conversions to and from fp32, and the DType -> C++ type map.
 #pragma once
 
-#include <tcgemm/tcgemm.h>
-
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <tcgemm/tcgemm.h>
 
 namespace tcgemm {
 
@@ -33,9 +32,12 @@ struct TypeTag {
 template <typename F>
 decltype(auto) visit_dtype(DType dtype, F&& f) {
   switch (dtype) {
-    case DType::kBF16: return f(TypeTag<__nv_bfloat16>{});
-    case DType::kFP16: return f(TypeTag<__half>{});
-    case DType::kFP32: break;
+    case DType::kBF16:
+      return f(TypeTag<__nv_bfloat16>{});
+    case DType::kFP16:
+      return f(TypeTag<__half>{});
+    case DType::kFP32:
+      break;
   }
   return f(TypeTag<float>{});
 }

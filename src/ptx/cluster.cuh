@@ -4,9 +4,9 @@
 // multicast writes into.
 #pragma once
 
-#include "ptx/common.cuh"
-
 #include <cstdint>
+
+#include "ptx/common.cuh"
 
 namespace tcgemm::ptx {
 

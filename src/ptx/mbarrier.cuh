@@ -9,9 +9,9 @@
 // 1 and a consumer waiting on a full-slot barrier starts with parity 0.
 #pragma once
 
-#include "ptx/common.cuh"
-
 #include <cstdint>
+
+#include "ptx/common.cuh"
 
 namespace tcgemm::ptx {
 
@@ -37,10 +37,10 @@ __device__ __forceinline__ void mbarrier_arrive(std::uint64_t* bar) {
 // phase completes once all arrivals are in AND that many bytes have landed
 // through complete_tx (a TMA load naming this barrier).
 __device__ __forceinline__ void mbarrier_arrive_expect_tx(std::uint64_t* bar, std::uint32_t bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.release.cta.shared::cta.b64 _, [%0], %1;\n" ::"r"(
-                   smem_addr(bar)),
-               "r"(bytes)
-               : "memory");
+  asm volatile(
+      "mbarrier.arrive.expect_tx.release.cta.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_addr(bar)),
+      "r"(bytes)
+      : "memory");
 }
 
 __device__ __forceinline__ bool mbarrier_try_wait_parity(std::uint64_t* bar, std::uint32_t parity) {

@@ -7,11 +7,11 @@
 // operand these instructions take.
 #pragma once
 
-#include "ptx/common.cuh"
-
 #include <cuda.h>
 
 #include <cstdint>
+
+#include "ptx/common.cuh"
 
 namespace tcgemm::ptx {
 
@@ -87,8 +87,7 @@ __device__ __forceinline__ void fence_proxy_async_shared() {
 // prefetch.tensormap (PTX ISA 9.7.9.26): pulls the 128-byte descriptor into
 // the cache ahead of the first load that uses it.
 __device__ __forceinline__ void tma_prefetch_descriptor(const CUtensorMap* map) {
-  asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<std::uint64_t>(map))
-               : "memory");
+  asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<std::uint64_t>(map)) : "memory");
 }
 
 }  // namespace tcgemm::ptx

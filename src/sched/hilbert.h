@@ -16,9 +16,9 @@
 // (tests/host/test_tile_order.cpp).
 #pragma once
 
-#include "sched/tile_order.h"
-
 #include <cstdint>
+
+#include "sched/tile_order.h"
 
 namespace tcgemm::sched {
 namespace detail {
@@ -87,7 +87,10 @@ TCGEMM_HOST_DEVICE constexpr TileCoord hilbert_tile(std::int32_t index, std::int
     const std::int32_t across = w * abs32(bx - bx2 + by - by2);
     if (index < up) {
       const std::int32_t nax = bx2, nay = by2, nbx = ax2, nby = ay2;
-      ax = nax; ay = nay; bx = nbx; by = nby;
+      ax = nax;
+      ay = nay;
+      bx = nbx;
+      by = nby;
     } else if (index < up + across) {
       index -= up;
       x += bx2;
@@ -99,7 +102,12 @@ TCGEMM_HOST_DEVICE constexpr TileCoord hilbert_tile(std::int32_t index, std::int
       const std::int32_t nx = x + (ax - dax) + (bx2 - dbx);
       const std::int32_t ny = y + (ay - day) + (by2 - dby);
       const std::int32_t nax = -bx2, nay = -by2, nbx = -(ax - ax2), nby = -(ay - ay2);
-      x = nx; y = ny; ax = nax; ay = nay; bx = nbx; by = nby;
+      x = nx;
+      y = ny;
+      ax = nax;
+      ay = nay;
+      bx = nbx;
+      by = nby;
     }
   }
 }

@@ -36,8 +36,7 @@ TCGEMM_HOST_DEVICE constexpr TileCoord grouped_tile(std::int64_t linear, std::in
   const std::int64_t tiles_per_group = group_m * tiles_n;
   const std::int64_t group = linear / tiles_per_group;
   const std::int64_t first_m = group * group_m;
-  const std::int64_t rows_in_group =
-      (tiles_m - first_m) < group_m ? (tiles_m - first_m) : group_m;
+  const std::int64_t rows_in_group = (tiles_m - first_m) < group_m ? (tiles_m - first_m) : group_m;
   const std::int64_t in_group = linear - group * tiles_per_group;
   return TileCoord{first_m + in_group % rows_in_group, in_group / rows_in_group};
 }

@@ -7,11 +7,6 @@
 // line per row of A or column of B.
 #pragma once
 
-#include "kernels/kernels.h"
-#include "kernels/launch.cuh"
-#include "kernels/numeric.cuh"
-#include "tensor_map.h"
-
 #include <cuda.h>
 #include <cuda_runtime.h>
 
@@ -20,6 +15,11 @@
 #include <string_view>
 #include <type_traits>
 #include <utility>
+
+#include "kernels/kernels.h"
+#include "kernels/launch.cuh"
+#include "kernels/numeric.cuh"
+#include "tensor_map.h"
 
 namespace tcgemm::kernels::hopper {
 

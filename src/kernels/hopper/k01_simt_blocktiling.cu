@@ -24,11 +24,11 @@
 // the TMA steps).
 // Measured (H200, bench/results/h200/2026-11-29-hopper-ladder.csv, same-run
 // cuBLAS): 38 TFLOP/s = 0.05x at 4096^3, 37 TFLOP/s = 0.05x at 8192^3 (bf16, TN).
-#include "kernels/hopper/common.cuh"
-#include "sched/tile_order.h"
-
 #include <cstdint>
 #include <string>
+
+#include "kernels/hopper/common.cuh"
+#include "sched/tile_order.h"
 
 namespace tcgemm::kernels {
 namespace {

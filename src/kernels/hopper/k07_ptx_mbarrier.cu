@@ -20,16 +20,16 @@
 // (TMA zero-fills edges, the epilogue masks); lda, ldb multiples of 8.
 // Measured (H200, bench/results/h200/2026-11-29-hopper-ladder.csv, same-run
 // cuBLAS): 725 TFLOP/s = 0.90x at 4096^3, 774 TFLOP/s = 0.97x at 8192^3 (bf16, TN).
+#include <algorithm>
+#include <cstdint>
+#include <string>
+
 #include "kernels/hopper/common.cuh"
 #include "ptx/common.cuh"
 #include "ptx/mbarrier.cuh"
 #include "ptx/tma.cuh"
 #include "ptx/wgmma.cuh"
 #include "sched/tile_order.h"
-
-#include <algorithm>
-#include <cstdint>
-#include <string>
 
 namespace tcgemm::kernels {
 namespace {
@@ -98,8 +98,10 @@ __global__ void __launch_bounds__(Config::kThreads, 1)
           // first pass (phase 0) waits on parity 1 and returns at once.
           ptx::mbarrier_wait_parity(&smem.empty[ring.slot], ring.phase ^ 1);
           ptx::mbarrier_arrive_expect_tx(&smem.full[ring.slot], kStageBytes);
-          ptx::tma_load_2d(smem.a[ring.slot], &map_a, &smem.full[ring.slot], kt * Config::BK, row_a);
-          ptx::tma_load_2d(smem.b[ring.slot], &map_b, &smem.full[ring.slot], kt * Config::BK, row_b);
+          ptx::tma_load_2d(smem.a[ring.slot], &map_a, &smem.full[ring.slot], kt * Config::BK,
+                           row_a);
+          ptx::tma_load_2d(smem.b[ring.slot], &map_b, &smem.full[ring.slot], kt * Config::BK,
+                           row_b);
         }
       }
     }
@@ -145,7 +147,8 @@ __global__ void __launch_bounds__(Config::kThreads, 1)
 
 template <typename TIn, typename TOut>
 Status launch_typed(const GemmArgs& args) {
-  const std::int64_t tiles = sched::ceil_div(args.m, Config::BM) * sched::ceil_div(args.n, Config::BN);
+  const std::int64_t tiles =
+      sched::ceil_div(args.m, Config::BM) * sched::ceil_div(args.n, Config::BN);
   auto* kernel = &hopper07_kernel<TIn, TOut>;
   Status status =
       hopper::prepare_kernel(reinterpret_cast<const void*>(kernel), kSmemBytes<TIn>, kName);
@@ -158,10 +161,10 @@ Status launch_typed(const GemmArgs& args) {
   if (!status.ok()) return status;
 
   const auto grid = static_cast<unsigned>(std::min<std::int64_t>(sms, tiles));
-  return hopper::launch_kernel(kernel, kName, grid, Config::kThreads, kSmemBytes<TIn>, 1, args.stream,
-                               map_a, map_b, hopper::epilogue_params(args),
-                               sched::ceil_div(args.m, Config::BM), sched::ceil_div(args.n, Config::BN),
-                               static_cast<int>(sched::ceil_div(args.k, Config::BK)));
+  return hopper::launch_kernel(
+      kernel, kName, grid, Config::kThreads, kSmemBytes<TIn>, 1, args.stream, map_a, map_b,
+      hopper::epilogue_params(args), sched::ceil_div(args.m, Config::BM),
+      sched::ceil_div(args.n, Config::BN), static_cast<int>(sched::ceil_div(args.k, Config::BK)));
 }
 
 }  // namespace

@@ -14,6 +14,10 @@
 // Layout TN; any M, N, K >= 1; lda, ldb multiples of 8.
 // Measured (H200, bench/results/h200/2026-11-29-hopper-ladder.csv, same-run
 // cuBLAS): 719 TFLOP/s = 0.89x at 4096^3, 764 TFLOP/s = 0.95x at 8192^3 (bf16, TN).
+#include <algorithm>
+#include <cstdint>
+#include <string>
+
 #include "kernels/hopper/common.cuh"
 #include "ptx/cluster.cuh"
 #include "ptx/common.cuh"
@@ -21,10 +25,6 @@
 #include "ptx/tma.cuh"
 #include "ptx/wgmma.cuh"
 #include "sched/tile_order.h"
-
-#include <algorithm>
-#include <cstdint>
-#include <string>
 
 namespace tcgemm::kernels {
 namespace {
@@ -102,7 +102,8 @@ __global__ void __launch_bounds__(Config::kThreads, 1)
           // first pass (phase 0) waits on parity 1 and returns at once.
           ptx::mbarrier_wait_parity(&smem.empty[ring.slot], ring.phase ^ 1);
           ptx::mbarrier_arrive_expect_tx(&smem.full[ring.slot], kStageBytes);
-          ptx::tma_load_2d(smem.a[ring.slot], &map_a, &smem.full[ring.slot], kt * Config::BK, row_a);
+          ptx::tma_load_2d(smem.a[ring.slot], &map_a, &smem.full[ring.slot], kt * Config::BK,
+                           row_a);
           ptx::tma_load_2d_multicast(smem.b[ring.slot] + rank * kBHalfRows * Config::BK, &map_b,
                                      &smem.full[ring.slot], kt * Config::BK, row_b, kAllCtas);
         }
@@ -184,9 +185,9 @@ Status launch_typed(const GemmArgs& args) {
 
   const std::int64_t clusters = std::min<std::int64_t>(resident_clusters, units);
   return hopper::launch_kernel(kernel, kName, static_cast<unsigned>(clusters * Config::kClusterM),
-                                  Config::kThreads, kSmemBytes<TIn>, Config::kClusterM, args.stream,
-                                  map_a, map_b, hopper::epilogue_params(args), tiles_m, tiles_n,
-                                  static_cast<int>(sched::ceil_div(args.k, Config::BK)));
+                               Config::kThreads, kSmemBytes<TIn>, Config::kClusterM, args.stream,
+                               map_a, map_b, hopper::epilogue_params(args), tiles_m, tiles_n,
+                               static_cast<int>(sched::ceil_div(args.k, Config::BK)));
 }
 
 }  // namespace
