@@ -7,12 +7,26 @@
 #include <cuda_fp16.h>
 
 #include <algorithm>
+#include <string>
 #include <utility>
 
 namespace tcgemm::testing {
 
+DeviceAllocError::DeviceAllocError(std::size_t bytes, cudaError_t error)
+    : std::runtime_error("cudaMalloc of " + std::to_string(bytes) +
+                         " bytes failed: " + cudaGetErrorString(error)),
+      bytes_(bytes),
+      error_(error) {}
+
 DeviceBuffer::DeviceBuffer(std::size_t bytes) : bytes_(bytes) {
-  if (bytes > 0) TCGEMM_CHECK_CUDA(cudaMalloc(&ptr_, bytes));
+  if (bytes == 0) return;
+  if (const cudaError_t err = cudaMalloc(&ptr_, bytes); err != cudaSuccess) {
+    // A failed cudaMalloc also stays recorded as the runtime's last error
+    // (not sticky: the context is fine). Clear it, or the next
+    // cudaGetLastError() check would blame an unrelated call for it.
+    static_cast<void>(cudaGetLastError());
+    throw DeviceAllocError(bytes, err);
+  }
 }
 
 DeviceBuffer::~DeviceBuffer() {

@@ -105,7 +105,7 @@ ErrorStats compare(const GemmArgs& args, const float* ref, cudaStream_t stream) 
 }
 
 double tolerance_for(DType output) {
-  // BENCHMARK.md: bf16/fp16 outputs carry their own rounding (~3e-3 typical);
+  // docs/benchmarking.md: bf16/fp16 outputs carry their own rounding (~3e-3 typical);
   // an fp32 output only differs from the reference by summation order.
   return output == DType::kFP32 ? 1e-4 : 1e-2;
 }

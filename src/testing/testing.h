@@ -3,34 +3,65 @@
 // Everything here is independent of the optimized kernels: the reference GEMM
 // is a plain one-thread-per-output kernel accumulating in fp32, cuBLAS is a
 // second opinion, and the comparison reads every element of C (so a poisoned,
-// unwritten element fails). See ../shared/BENCHMARK.md "Correctness".
+// unwritten element fails). See docs/benchmarking.md, "How it verifies".
 #pragma once
 
 #include <tcgemm/tcgemm.h>
 
 #include <cublas_v2.h>
+#include <cuda_runtime_api.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
-// Aborts with file:line and the CUDA error string; for tools and tests only
-// (the library itself returns a Status instead).
-#define TCGEMM_CHECK_CUDA(expr)                                                  \
-  do {                                                                           \
-    cudaError_t tcgemm_err_ = (expr);                                            \
-    if (tcgemm_err_ != cudaSuccess) {                                            \
-      std::fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #expr, \
-                   cudaGetErrorString(tcgemm_err_));                             \
-      std::abort();                                                              \
-    }                                                                            \
+// Throws tcgemm::testing::CudaError with file:line and the CUDA error string;
+// for tools and tests only (the library itself returns a Status instead). A
+// GoogleTest test reports the exception as a failure; tcgemm-bench reports it
+// and exits with status 1.
+#define TCGEMM_CHECK_CUDA(expr)                                                      \
+  do {                                                                               \
+    const cudaError_t tcgemm_err_ = (expr);                                          \
+    if (tcgemm_err_ != cudaSuccess) {                                                \
+      throw ::tcgemm::testing::CudaError(std::string(__FILE__) + ":" +               \
+                                         std::to_string(__LINE__) + ": " + #expr +   \
+                                         " failed: " + cudaGetErrorString(tcgemm_err_)); \
+    }                                                                                \
   } while (0)
 
 namespace tcgemm::testing {
 
-// Owning device allocation (cudaMalloc / cudaFree), move-only.
+// A failed CUDA call in the verification toolkit, the bench or the tests.
+class CudaError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// What DeviceBuffer throws when cudaMalloc fails: the message names the byte
+// count and the CUDA error. error() is cudaErrorMemoryAllocation when the
+// device is merely out of memory, which leaves the context usable; any other
+// code is a failure unrelated to this request (no device, or a context an
+// earlier error has broken).
+class DeviceAllocError : public std::runtime_error {
+ public:
+  DeviceAllocError(std::size_t bytes, cudaError_t error);
+
+  std::size_t bytes() const { return bytes_; }
+  cudaError_t error() const { return error_; }
+
+ private:
+  std::size_t bytes_;
+  cudaError_t error_;
+};
+
+// Owning device allocation (cudaMalloc / cudaFree), move-only. The
+// constructor throws DeviceAllocError when the allocation fails, after
+// clearing the runtime's last error so later cudaGetLastError() checks do not
+// report this failure again.
 class DeviceBuffer {
  public:
   DeviceBuffer() = default;
@@ -86,7 +117,7 @@ struct ErrorStats {
 ErrorStats compare(const GemmArgs& args, const float* ref, cudaStream_t stream = nullptr);
 
 // Tolerance on rel_fro for an output dtype: 1e-2 for bf16/fp16, 1e-4 for fp32
-// (BENCHMARK.md).
+// (docs/benchmarking.md).
 double tolerance_for(DType output);
 
 // True when the `bytes` at device pointers a and b are identical.

@@ -1,6 +1,6 @@
 #include "device_info.h"
 
-#include "testing/testing.h"
+#include "cuda_check.h"
 
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
@@ -55,13 +55,14 @@ Fn symbol(void* library, const char* name) {
 
 DeviceInfo query_device(int device) {
   cudaDeviceProp prop{};
-  TCGEMM_CHECK_CUDA(cudaGetDeviceProperties(&prop, device));
+  check_cuda(cudaGetDeviceProperties(&prop, device), "cudaGetDeviceProperties");
   int driver = 0;
   int runtime = 0;
-  TCGEMM_CHECK_CUDA(cudaDriverGetVersion(&driver));
-  TCGEMM_CHECK_CUDA(cudaRuntimeGetVersion(&runtime));
+  check_cuda(cudaDriverGetVersion(&driver), "cudaDriverGetVersion");
+  check_cuda(cudaRuntimeGetVersion(&runtime), "cudaRuntimeGetVersion");
   std::array<char, 32> bus_id{};
-  TCGEMM_CHECK_CUDA(cudaDeviceGetPCIBusId(bus_id.data(), static_cast<int>(bus_id.size()), device));
+  check_cuda(cudaDeviceGetPCIBusId(bus_id.data(), static_cast<int>(bus_id.size()), device),
+             "cudaDeviceGetPCIBusId");
   return {
       .device = device,
       .name = prop.name,

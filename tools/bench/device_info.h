@@ -24,8 +24,8 @@ struct DeviceInfo {
   std::string cublas_version;
 };
 
-// Reads everything for CUDA device `device`; aborts on a CUDA error (the
-// caller has already established that a device exists).
+// Reads everything for CUDA device `device`; throws DeviceFault on a CUDA
+// error (the caller has already established that a device exists).
 DeviceInfo query_device(int device);
 
 struct Clocks {

@@ -1,8 +1,10 @@
 // tcgemm-bench: verifies and times every tcgemm registry kernel against cuBLAS
-// on the problems BENCHMARK.md defines, and writes the result files.
+// on the problems docs/benchmarking.md defines, and writes the result files.
 //
 // Exit status: 0 every kernel that ran verified; 1 a verification failed or a
-// run errored; 2 no GPU, or a usage error.
+// run errored; 2 no GPU, or a usage error. No other status is returned.
+#include "cli_checks.h"
+#include "cuda_check.h"
 #include "device_info.h"
 #include "report.h"
 #include "runner.h"
@@ -14,8 +16,10 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
-#include <climits>
+#include <cstdint>
 #include <cstdio>
+#include <cstdlib>
+#include <exception>
 #include <fstream>
 #include <random>
 #include <span>
@@ -27,6 +31,7 @@ namespace {
 using namespace tcgemm;
 using namespace tcgemm::bench;
 
+constexpr int kExitOk = 0;
 constexpr int kExitFailed = 1;
 constexpr int kExitUsage = 2;
 
@@ -36,7 +41,7 @@ Layouts (--layout): BLAS-style letters for op(A) and op(B); C is column-major.
   tn = A row-major, B column-major: the worklog's problem (the default).
   A third letter sets C's storage: c = column-major (default), r = row-major;
   e.g. tnr. Several layouts may be given, comma-separated: --layout tn,nn,nt,tt
-Shape sets (--shapes, BENCHMARK.md "Standard sets"; not with --m/--n/--k/--ld*):
+Shape sets (--shapes; not with --m/--n/--k/--ld*):
   square   M=N=K in 512 ... 16384
   worklog  M=N=K = 512, 1024, 2048, 4096 (the headline), 8192
   llm      M in {1 ... 16384} x (N,K) of transformer projections
@@ -45,8 +50,13 @@ Verification: every element against a reference GEMM (rel. Frobenius error
 under 1e-2 for bf16/fp16 output, 1e-4 for fp32), NaN-poisoned C, and a bitwise
 repeat. Timing: CUDA events, median of --iters samples interleaved with
 cuBLAS, buffers rotated to defeat L2 for small problems.
-Exit status: 0 all verified, 1 a verification failed or a run errored,
-2 no GPU or a usage error.)";
+Exit status, always one of:
+  0  every kernel that ran verified (skipped kernels do not count)
+  1  a verification failed, or a run errored (out of memory, a CUDA error,
+     a result file that could not be written)
+  2  a usage error (a result file that cannot be created included), or no
+     CUDA GPU
+Details: docs/benchmarking.md in the tcgemm repository.)";
 
 // argv joined back into a command a shell would accept.
 std::string command_line(int argc, char** argv) {
@@ -94,11 +104,37 @@ void print_progress(std::size_t index, std::size_t total, std::span<const Result
   std::fprintf(stderr, "\n");
 }
 
-}  // namespace
+// Runs every problem, printing progress; returns the CUDA fault that stopped
+// the run early, or "" when it ran to the end.
+std::string run_problems(const DeviceInfo& device, const RunOptions& options,
+                         const ClockReader& clocks, std::span<const Problem> problems,
+                         std::vector<Result>& results) {
+  try {
+    Runner runner(device, options, clocks);
+    for (std::size_t i = 0; i < problems.size(); ++i) {
+      const std::size_t first_row = results.size();
+      const auto progress = [&] {
+        print_progress(i, problems.size(), std::span<const Result>(results).subspan(first_row));
+      };
+      try {
+        runner.run(problems[i], results);
+      } catch (const DeviceFault&) {
+        progress();  // the problem's rows are kept; show them before stopping
+        throw;
+      }
+      progress();
+    }
+  } catch (const DeviceFault& e) {
+    return e.what();
+  }
+  return {};
+}
 
-int main(int argc, char** argv) {
-  CLI::App app{"tcgemm-bench: verify and time tcgemm kernels against cuBLAS (BENCHMARK.md)",
-               "tcgemm-bench"};
+int bench_main(int argc, char** argv) {
+  CLI::App app{
+      "tcgemm-bench: verify and time tcgemm kernels against cuBLAS "
+      "(docs/benchmarking.md)",
+      "tcgemm-bench"};
   app.footer(kFooter);
 
   std::int64_t m = 4096;
@@ -123,14 +159,13 @@ int main(int argc, char** argv) {
         return parse_layouts(name) ? std::string() : "not a layout (tn, nn, nt, tt, tnr, ...)";
       },
       "LAYOUT");
-  auto* m_opt = app.add_option("--m", m, "rows of A and C")
-                    ->check(CLI::PositiveNumber)
-                    ->capture_default_str();
-  auto* n_opt = app.add_option("--n", n, "columns of B and C")
-                    ->check(CLI::PositiveNumber)
-                    ->capture_default_str();
+  const CLI::Validator positive = integer_from(std::int64_t{1}, "POSITIVE");
+  auto* m_opt =
+      app.add_option("--m", m, "rows of A and C")->transform(positive)->capture_default_str();
+  auto* n_opt =
+      app.add_option("--n", n, "columns of B and C")->transform(positive)->capture_default_str();
   auto* k_opt = app.add_option("--k", k, "columns of A, rows of B")
-                    ->check(CLI::PositiveNumber)
+                    ->transform(positive)
                     ->capture_default_str();
   app.add_option("--dtype", dtypes, "input dtype of A and B, comma-separated for several")
       ->delimiter(',')
@@ -142,26 +177,34 @@ int main(int argc, char** argv) {
       ->delimiter(',')
       ->check(layout_check)
       ->capture_default_str();
-  app.add_option("--alpha", alpha, "C = alpha * A * B + beta * C")->capture_default_str();
-  app.add_option("--beta", beta, "beta != 0 reads a random C")->capture_default_str();
+  app.add_option("--alpha", alpha, "C = alpha * A * B + beta * C")
+      ->transform(finite_float())
+      ->capture_default_str();
+  app.add_option("--beta", beta, "beta != 0 reads a random C")
+      ->transform(finite_float())
+      ->capture_default_str();
   auto* lda_opt = app.add_option("--lda", ld.lda, "leading dimension of A (default: tight)")
-                      ->check(CLI::PositiveNumber);
+                      ->transform(positive);
   auto* ldb_opt = app.add_option("--ldb", ld.ldb, "leading dimension of B (default: tight)")
-                      ->check(CLI::PositiveNumber);
+                      ->transform(positive);
   auto* ldc_opt = app.add_option("--ldc", ld.ldc, "leading dimension of C (default: tight)")
-                      ->check(CLI::PositiveNumber);
+                      ->transform(positive);
   app.add_option("--kernels", kernel_filters,
                  "run only registry kernels whose name contains one of these comma-separated "
                  "substrings (cuBLAS always runs)")
       ->delimiter(',');
-  app.add_option("--warmup", run_options.warmup, "launches of each kernel before timing")
-      ->check(CLI::Range(3, INT_MAX))
+  app.add_option("--warmup", run_options.warmup,
+                 "launches of each kernel before timing (at least 3)")
+      ->transform(integer_from(3))
       ->capture_default_str();
-  app.add_option("--iters", run_options.iters, "timed samples of each kernel (median reported)")
-      ->check(CLI::Range(20, INT_MAX))
+  app.add_option("--iters", run_options.iters,
+                 "timed samples of each kernel, median reported (at least 20)")
+      ->transform(integer_from(20))
       ->capture_default_str();
-  auto* seed_opt =
-      app.add_option("--seed", seed, "seed of the random inputs (default: drawn and printed)");
+  auto* seed_opt = app.add_option("--seed", seed,
+                                  "seed of the random inputs, 0 to 2^64 - 1 (default: drawn "
+                                  "and printed)")
+                       ->transform(integer_from(std::uint64_t{0}));
   app.add_option("--csv", csv_path, "write one CSV row per (kernel, problem) to FILE")
       ->type_name("FILE");
   app.add_option("--json", json_path, "write the results as JSON to FILE")->type_name("FILE");
@@ -180,7 +223,10 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : kExitUsage;
+    // CLI11 checks the values before it looks at --help; asking for help
+    // gets help even next to a bad value.
+    if (app.get_help_ptr()->count() > 0) return app.exit(CLI::CallForHelp());
+    return app.exit(e) == 0 ? kExitOk : kExitUsage;
   }
 
   if (list) {
@@ -205,9 +251,11 @@ int main(int argc, char** argv) {
       for (const Shape& shape : shapes) {
         problems.push_back(
             make_problem(shape, input, output, *parse_layouts(layout_name), alpha, beta, ld));
-        if (const std::string error = check_leading_dimensions(problems.back()); !error.empty()) {
-          std::fprintf(stderr, "tcgemm-bench: %s\n", error.c_str());
-          return kExitUsage;
+        for (const auto check : {check_leading_dimensions, check_size}) {
+          if (const std::string error = check(problems.back()); !error.empty()) {
+            std::fprintf(stderr, "tcgemm-bench: %s\n", error.c_str());
+            return kExitUsage;
+          }
         }
       }
     }
@@ -255,19 +303,7 @@ int main(int argc, char** argv) {
   std::fflush(stdout);
 
   std::vector<Result> results;
-  std::string fault;
-  {
-    Runner runner(info.device, run_options, clocks);
-    for (std::size_t i = 0; i < problems.size() && fault.empty(); ++i) {
-      const std::size_t first_row = results.size();
-      try {
-        runner.run(problems[i], results);
-      } catch (const DeviceFault& e) {
-        fault = e.what();
-      }
-      print_progress(i, problems.size(), std::span<const Result>(results).subspan(first_row));
-    }
-  }
+  const std::string fault = run_problems(info.device, run_options, clocks, problems, results);
   info.clocks_end = clocks.read();
 
   std::printf("\n");
@@ -288,5 +324,19 @@ int main(int argc, char** argv) {
 
   const bool all_verified = fault.empty() && std::none_of(results.begin(), results.end(),
                                                           [](const Result& r) { return r.failed; });
-  return all_verified ? 0 : kExitFailed;
+  return all_verified ? kExitOk : kExitFailed;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return bench_main(argc, argv);
+  } catch (const std::exception& e) {
+    // A CUDA error outside the runner (reading the device's properties, say,
+    // or a TCGEMM_CHECK_CUDA in the verification toolkit) or the host out of
+    // memory.
+    std::fprintf(stderr, "tcgemm-bench: %s\n", e.what());
+    return kExitFailed;
+  }
 }

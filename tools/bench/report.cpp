@@ -231,7 +231,9 @@ void write_json(std::ostream& out, const RunInfo& info, const std::vector<Result
       {"seed", info.seed},
       {"results", std::move(rows)},
   };
-  out << doc.dump(2) << '\n';
+  // The command line can hold bytes that are not UTF-8 (a file name, say):
+  // write U+FFFD for them rather than throw.
+  out << doc.dump(2, ' ', false, Json::error_handler_t::replace) << '\n';
 }
 
 }  // namespace tcgemm::bench

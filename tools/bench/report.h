@@ -1,5 +1,5 @@
 // tcgemm-bench's outputs: the device header, the final fixed-width table, and
-// the CSV and JSON result files (BENCHMARK.md "Result files").
+// the CSV and JSON result files (docs/benchmarking.md, "Result files").
 #pragma once
 
 #include "device_info.h"

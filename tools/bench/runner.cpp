@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstddef>
 #include <functional>
+#include <new>
 #include <utility>
 
 namespace tcgemm::bench {
@@ -16,10 +17,10 @@ using testing::DeviceBuffer;
 // cudaMalloc returns 256-byte aligned memory; carving every buffer set at that
 // alignment gives each set the alignment of a fresh allocation (TMA needs 16).
 constexpr std::size_t kSetAlignment = 256;
-// BENCHMARK.md: rotate buffer sets until together they exceed 4x the L2.
+// Rotate buffer sets until together they exceed 4x the L2.
 constexpr std::int64_t kL2Multiple = 4;
-// BENCHMARK.md: launches under ~50 us are batched between one event pair,
-// here until a sample lasts about 0.5 ms.
+// Launches under ~50 us are batched between one event pair, here until a
+// sample lasts about 0.5 ms.
 constexpr double kShortLaunchMs = 0.05;
 constexpr double kMinSampleMs = 0.5;
 // Bounds the batch when the estimate is near the events' ~0.5 us resolution.
@@ -36,7 +37,7 @@ std::size_t matrix_bytes(std::int64_t rows, std::int64_t cols, Layout layout, st
 
 class CudaEvent {
  public:
-  CudaEvent() { TCGEMM_CHECK_CUDA(cudaEventCreate(&event_)); }
+  CudaEvent() { check_cuda(cudaEventCreate(&event_), "cudaEventCreate"); }
   ~CudaEvent() {
     if (event_ != nullptr) cudaEventDestroy(event_);
   }
@@ -57,7 +58,7 @@ struct EventPair {
 
   double elapsed_ms() const {
     float ms = 0.0f;
-    TCGEMM_CHECK_CUDA(cudaEventElapsedTime(&ms, start.get(), stop.get()));
+    check_cuda(cudaEventElapsedTime(&ms, start.get(), stop.get()), "cudaEventElapsedTime");
     return ms;
   }
 };
@@ -67,8 +68,14 @@ struct EventPair {
 void sync_or_throw(cudaStream_t stream, const std::string& what) {
   cudaError_t err = cudaStreamSynchronize(stream);
   if (err == cudaSuccess) err = cudaGetLastError();
-  if (err != cudaSuccess) throw DeviceFault(what + ": " + cudaGetErrorString(err));
+  check_cuda(err, what);
 }
+
+// A launch that returned an error may leave it pending as the runtime's last
+// error (a cuBLAS workspace that did not fit, say). The row already reports
+// it; clear it so the next sync_or_throw() does not take it for a fault of
+// the next kernel. A sticky error survives this and is reported there.
+void clear_pending_error() { static_cast<void>(cudaGetLastError()); }
 
 // What one launch attempt came to.
 struct Launch {
@@ -82,6 +89,7 @@ Launcher tcgemm_launcher(const KernelInfo& kernel) {
   return [&kernel](const GemmArgs& args) -> Launch {
     const Status s = gemm(args, GemmOptions{.kernel = kernel.name});
     if (s.ok()) return {};
+    clear_pending_error();
     // gemm() refuses any device but sm_90, also for a kernel whose constraints
     // name no architecture: that is a skip, not a kernel failure.
     if (s.code == StatusCode::kArchMismatch) return {Launch::Kind::kSkipped, s.message};
@@ -93,6 +101,7 @@ Launcher cublas_launcher(cublasHandle_t handle) {
   return [handle](const GemmArgs& args) -> Launch {
     const cublasStatus_t s = testing::cublas_gemm(handle, args);
     if (s == CUBLAS_STATUS_SUCCESS) return {};
+    clear_pending_error();
     std::string message = std::string("cublasGemmEx: ") + cublasGetStatusString(s);
     // cuBLAS lacks some dtype pairs the API has (bf16 inputs to fp16 output).
     if (s == CUBLAS_STATUS_NOT_SUPPORTED) return {Launch::Kind::kSkipped, std::move(message)};
@@ -100,25 +109,43 @@ Launcher cublas_launcher(cublasHandle_t handle) {
   };
 }
 
-// The problem's operands `sets` times over, one pool per operand. Set 0 is
+// How a problem's operands are laid out in device memory: one C's bytes, the
+// distance between consecutive buffer sets in each operand's pool, and how
+// many sets timing rotates through. Pure arithmetic; check_size() has made
+// sure none of it overflows.
+struct SetPlan {
+  std::size_t c_bytes = 0;  // one C, padding included
+  std::size_t a_stride = 0;
+  std::size_t b_stride = 0;
+  std::size_t c_stride = 0;
+  int sets = 1;
+};
+
+SetPlan plan_sets(const Problem& p, std::int64_t l2_bytes) {
+  SetPlan plan;
+  plan.c_bytes = matrix_bytes(p.m, p.n, p.layouts.c, p.ldc, p.output);
+  plan.a_stride = round_up(matrix_bytes(p.m, p.k, p.layouts.a, p.lda, p.input), kSetAlignment);
+  plan.b_stride = round_up(matrix_bytes(p.k, p.n, p.layouts.b, p.ldb, p.input), kSetAlignment);
+  plan.c_stride = round_up(plan.c_bytes, kSetAlignment);
+  // Sizes are >= 1 (the CLI insists), so every stride is >= kSetAlignment.
+  const std::size_t set_bytes = plan.a_stride + plan.b_stride + plan.c_stride;
+  const auto rotate_bytes = static_cast<std::size_t>(kL2Multiple * l2_bytes);
+  plan.sets = set_bytes > rotate_bytes ? 1 : static_cast<int>(rotate_bytes / set_bytes + 1);
+  return plan;
+}
+
+// The problem's operands plan.sets times over, one pool per operand. Set 0 is
 // the verified one; timing walks through all sets so that no launch finds its
-// inputs in L2 from an earlier one.
+// inputs in L2 from an earlier one. Throws testing::DeviceAllocError when a
+// pool does not fit.
 class Workspace {
  public:
-  Workspace(const Problem& p, std::int64_t l2_bytes, std::uint64_t seed, cudaStream_t stream)
-      : problem_(p),
-        c_bytes_(matrix_bytes(p.m, p.n, p.layouts.c, p.ldc, p.output)),
-        a_stride_(round_up(matrix_bytes(p.m, p.k, p.layouts.a, p.lda, p.input), kSetAlignment)),
-        b_stride_(round_up(matrix_bytes(p.k, p.n, p.layouts.b, p.ldb, p.input), kSetAlignment)),
-        c_stride_(round_up(c_bytes_, kSetAlignment)) {
-    // Sizes are >= 1 (the CLI insists), so every stride is >= kSetAlignment.
-    const std::size_t set_bytes = a_stride_ + b_stride_ + c_stride_;
-    const auto rotate_bytes = static_cast<std::size_t>(kL2Multiple * l2_bytes);
-    sets_ = set_bytes > rotate_bytes ? 1 : static_cast<int>(rotate_bytes / set_bytes + 1);
-    const auto sets = static_cast<std::size_t>(sets_);
-    a_ = DeviceBuffer(a_stride_ * sets);
-    b_ = DeviceBuffer(b_stride_ * sets);
-    c_ = DeviceBuffer(c_stride_ * sets);
+  Workspace(const Problem& p, const SetPlan& plan, std::uint64_t seed, cudaStream_t stream)
+      : problem_(p), plan_(plan) {
+    const auto sets = static_cast<std::size_t>(plan.sets);
+    a_ = DeviceBuffer(plan.a_stride * sets);
+    b_ = DeviceBuffer(plan.b_stride * sets);
+    c_ = DeviceBuffer(plan.c_stride * sets);
     // fill_normal streams of different seeds are unrelated, so every operand
     // of every set holds its own values.
     testing::fill_normal(a_.get(), p.input, elements(a_, p.input), seed, stream);
@@ -126,14 +153,15 @@ class Workspace {
     testing::fill_normal(c_.get(), p.output, elements(c_, p.output), seed + 2, stream);
   }
 
-  int sets() const { return sets_; }
-  std::size_t c_bytes() const { return c_bytes_; }  // one C, padding included
+  int sets() const { return plan_.sets; }
+  std::size_t c_bytes() const { return plan_.c_bytes; }
 
   GemmArgs args(int set, cudaStream_t stream) const {
     const auto at = [set](const DeviceBuffer& pool, std::size_t stride) {
       return static_cast<std::byte*>(pool.get()) + static_cast<std::size_t>(set) * stride;
     };
-    return make_args(problem_, at(a_, a_stride_), at(b_, b_stride_), at(c_, c_stride_), stream);
+    return make_args(problem_, at(a_, plan_.a_stride), at(b_, plan_.b_stride),
+                     at(c_, plan_.c_stride), stream);
   }
 
  private:
@@ -142,11 +170,7 @@ class Workspace {
   }
 
   Problem problem_;
-  std::size_t c_bytes_;
-  std::size_t a_stride_;
-  std::size_t b_stride_;
-  std::size_t c_stride_;
-  int sets_ = 1;
+  SetPlan plan_;
   DeviceBuffer a_;
   DeviceBuffer b_;
   DeviceBuffer c_;
@@ -166,8 +190,8 @@ class Verifier {
     // restore before every checked run.
     if (args.beta != 0.0f) {
       c0_ = DeviceBuffer(c_bytes);
-      TCGEMM_CHECK_CUDA(
-          cudaMemcpyAsync(c0_.get(), args.c.ptr, c_bytes, cudaMemcpyDeviceToDevice, stream));
+      check_cuda(cudaMemcpyAsync(c0_.get(), args.c.ptr, c_bytes, cudaMemcpyDeviceToDevice, stream),
+                 "cudaMemcpyAsync (keep C0)");
     }
     testing::reference_gemm(args, static_cast<float*>(ref_.get()), stream);
     sync_or_throw(stream, "reference GEMM");
@@ -177,8 +201,9 @@ class Verifier {
     if (!run_once(launch, result)) return;
     const testing::ErrorStats stats = testing::compare(args_, ref(), stream_);
     result.error = stats;
-    TCGEMM_CHECK_CUDA(
-        cudaMemcpyAsync(first_.get(), args_.c.ptr, c_bytes_, cudaMemcpyDeviceToDevice, stream_));
+    check_cuda(
+        cudaMemcpyAsync(first_.get(), args_.c.ptr, c_bytes_, cudaMemcpyDeviceToDevice, stream_),
+        "cudaMemcpyAsync (keep the first run's C)");
     if (!run_once(launch, result)) return;
     const bool repeatable = testing::bitwise_equal(args_.c.ptr, first_.get(), c_bytes_);
 
@@ -200,8 +225,9 @@ class Verifier {
   // C back to its checked-run start: NaN poison, or C0 when beta != 0.
   void reset_c() {
     if (c0_.get() != nullptr) {
-      TCGEMM_CHECK_CUDA(
-          cudaMemcpyAsync(args_.c.ptr, c0_.get(), c_bytes_, cudaMemcpyDeviceToDevice, stream_));
+      check_cuda(
+          cudaMemcpyAsync(args_.c.ptr, c0_.get(), c_bytes_, cudaMemcpyDeviceToDevice, stream_),
+          "cudaMemcpyAsync (restore C0)");
     } else {
       testing::fill_poison(args_.c.ptr, args_.c.dtype,
                            static_cast<std::int64_t>(c_bytes_ / size_of(args_.c.dtype)), stream_);
@@ -258,7 +284,7 @@ std::vector<TimingOutcome> time_interleaved(const std::vector<Launcher>& launche
   std::vector<TimingOutcome> out(launchers.size());
   int next_set = 0;
   const auto enqueue = [&](std::size_t i, int launches, const EventPair& events) {
-    TCGEMM_CHECK_CUDA(cudaEventRecord(events.start.get(), stream));
+    check_cuda(cudaEventRecord(events.start.get(), stream), "cudaEventRecord");
     for (int r = 0; r < launches; ++r) {
       const Launch outcome = launchers[i](workspace.args(next_set, stream));
       next_set = (next_set + 1) % workspace.sets();
@@ -267,7 +293,7 @@ std::vector<TimingOutcome> time_interleaved(const std::vector<Launcher>& launche
         return false;
       }
     }
-    TCGEMM_CHECK_CUDA(cudaEventRecord(events.stop.get(), stream));
+    check_cuda(cudaEventRecord(events.stop.get(), stream), "cudaEventRecord");
     return true;
   };
 
@@ -314,10 +340,11 @@ bool kernel_selected(std::string_view name, const std::vector<std::string>& filt
 
 Runner::Runner(const DeviceInfo& device, RunOptions options, const ClockReader& clocks)
     : device_(device), options_(std::move(options)), clocks_(clocks) {
-  TCGEMM_CHECK_CUDA(cudaSetDevice(device.device));
-  TCGEMM_CHECK_CUDA(cudaStreamCreate(&stream_));
+  check_cuda(cudaSetDevice(device.device), "cudaSetDevice");
+  check_cuda(cudaStreamCreate(&stream_), "cudaStreamCreate");
   if (const cublasStatus_t s = cublasCreate(&cublas_); s != CUBLAS_STATUS_SUCCESS) {
-    throw std::runtime_error(std::string("cublasCreate: ") + cublasGetStatusString(s));
+    cudaStreamDestroy(stream_);  // the destructor does not run for a throwing constructor
+    throw DeviceFault(std::string("cublasCreate: ") + cublasGetStatusString(s));
   }
 }
 
@@ -327,44 +354,77 @@ Runner::~Runner() {
 }
 
 void Runner::run(const Problem& problem, std::vector<Result>& results) {
+  // Every row exists before anything is allocated or run, so a failure
+  // leaves the problem's rows in the report ("not run" where it never got to).
   const std::size_t first_row = results.size();
-  const Workspace workspace(problem, device_.l2_bytes, options_.seed, stream_);
-  const GemmArgs checked = workspace.args(0, stream_);
-
-  // Every row exists before anything runs, so a DeviceFault leaves the
-  // problem's rows in the report ("not run" where it never got to).
-  std::vector<std::pair<std::size_t, Launcher>> candidates;
-  const DeviceCaps caps{device_.compute_capability};
-  const auto add_row = [&](std::string_view kernel) {
+  const int l2_sets = plan_sets(problem, device_.l2_bytes).sets;
+  std::vector<const KernelInfo*> kernels;
+  const auto add_row = [&](std::string_view name, const KernelInfo* kernel) {
     Result& row = results.emplace_back();
     row.problem = problem;
-    row.kernel = kernel;
+    row.kernel = name;
     row.status = "not run";
-    row.l2_sets = workspace.sets();
-    return results.size() - 1;
+    row.l2_sets = l2_sets;
+    kernels.push_back(kernel);
   };
   for (const KernelInfo& kernel : registry()) {
-    if (!kernel_selected(kernel.name, options_.kernel_filters)) continue;
-    const std::size_t row = add_row(kernel.name);
-    if (std::string reason = check_constraints(kernel.constraints, checked, caps);
-        !reason.empty()) {
-      results[row].status = "skipped: " + reason;
-      continue;
-    }
-    candidates.emplace_back(row, tcgemm_launcher(kernel));
+    if (kernel_selected(kernel.name, options_.kernel_filters)) add_row(kernel.name, &kernel);
   }
-  const std::size_t cublas_row = add_row(kCublasName);
-  candidates.emplace_back(cublas_row, cublas_launcher(cublas_));
+  add_row(kCublasName, nullptr);
+  const std::span<Result> rows = std::span<Result>(results).subspan(first_row);
+
+  // Out of memory ends this problem only: the buffers allocated so far are
+  // freed on the way out and the next problem starts afresh.
+  const auto fail_unfinished = [&rows](const std::string& status) {
+    for (Result& r : rows) {
+      if (r.status != "not run") continue;
+      r.status = status;
+      r.failed = true;
+    }
+  };
+  try {
+    measure(problem, kernels, rows);
+  } catch (const testing::DeviceAllocError& e) {
+    // Any other code than out-of-memory means the context is unusable.
+    if (e.error() != cudaErrorMemoryAllocation) throw DeviceFault(e.what());
+    fail_unfinished("error: out of memory: cudaMalloc of " + std::to_string(e.bytes()) +
+                    " bytes failed");
+  } catch (const std::bad_alloc&) {
+    // The repeat check copies C to the host twice.
+    fail_unfinished("error: out of host memory");
+  }
+}
+
+void Runner::measure(const Problem& problem, std::span<const KernelInfo* const> kernels,
+                     std::span<Result> rows) {
+  const Workspace workspace(problem, plan_sets(problem, device_.l2_bytes), options_.seed, stream_);
+  const GemmArgs checked = workspace.args(0, stream_);
+
+  std::vector<std::pair<std::size_t, Launcher>> candidates;
+  const DeviceCaps caps{device_.compute_capability};
+  std::size_t cublas_row = 0;
+  for (std::size_t row = 0; row < rows.size(); ++row) {
+    const KernelInfo* kernel = kernels[row];
+    if (kernel == nullptr) {
+      cublas_row = row;
+      candidates.emplace_back(row, cublas_launcher(cublas_));
+    } else if (std::string reason = check_constraints(kernel->constraints, checked, caps);
+               !reason.empty()) {
+      rows[row].status = "skipped: " + reason;
+    } else {
+      candidates.emplace_back(row, tcgemm_launcher(*kernel));
+    }
+  }
 
   {
     Verifier verifier(checked, workspace.c_bytes(), stream_);
-    for (const auto& [row, launch] : candidates) verifier.verify(launch, results[row]);
+    for (const auto& [row, launch] : candidates) verifier.verify(launch, rows[row]);
   }  // frees the reference and the copies of C: timing needs only the workspace
 
   std::vector<std::size_t> timed_rows;
   std::vector<Launcher> timed;
   for (const auto& [row, launch] : candidates) {
-    if (results[row].status != "ok") continue;
+    if (rows[row].status != "ok") continue;
     timed_rows.push_back(row);
     timed.push_back(launch);
   }
@@ -372,16 +432,15 @@ void Runner::run(const Problem& problem, std::vector<Result>& results) {
   const std::optional<unsigned> sm_clock = clocks_.read().sm_mhz;
 
   for (std::size_t i = 0; i < timed_rows.size(); ++i) {
-    Result& r = results[timed_rows[i]];
+    Result& r = rows[timed_rows[i]];
     r.timing = outcomes[i].timing;
     if (!outcomes[i].error.empty()) {
       r.status = "error: while timing: " + outcomes[i].error;
       r.failed = true;
     }
   }
-  const std::optional<Timing> cublas_timing = results[cublas_row].timing;
-  for (std::size_t row = first_row; row < results.size(); ++row) {
-    Result& r = results[row];
+  const std::optional<Timing> cublas_timing = rows[cublas_row].timing;
+  for (Result& r : rows) {
     r.sm_clock_mhz = sm_clock;
     if (r.timing && cublas_timing) r.cublas_ms = cublas_timing->median_ms;
   }

@@ -1,19 +1,22 @@
 // Verification and timing of every selected kernel and cuBLAS on one problem,
-// as BENCHMARK.md prescribes: seeded normal inputs, poisoned C, comparison of
-// every element with the reference GEMM, a bitwise repeat check, then
-// interleaved event timing on L2-rotated buffers.
+// as docs/benchmarking.md describes: seeded normal inputs, poisoned C,
+// comparison of every element with the reference GEMM, a bitwise repeat
+// check, then interleaved event timing on L2-rotated buffers.
 #pragma once
 
+#include "cuda_check.h"
 #include "device_info.h"
 #include "shapes.h"
 #include "testing/testing.h"
+
+#include <tcgemm/registry.h>
 
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
 #include <optional>
-#include <stdexcept>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -55,13 +58,6 @@ struct RunOptions {
 // True when `name` contains one of the filters (or there are none).
 bool kernel_selected(std::string_view name, const std::vector<std::string>& filters);
 
-// A CUDA error surfaced after a launch. Such errors (an illegal address, say)
-// usually leave the context unusable, so the run stops with what it has.
-class DeviceFault : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
 class Runner {
  public:
   Runner(const DeviceInfo& device, RunOptions options, const ClockReader& clocks);
@@ -70,11 +66,20 @@ class Runner {
   Runner& operator=(const Runner&) = delete;
 
   // Appends rows for every selected registry kernel (skipped ones included),
-  // then cuBLAS, to `results`. All device memory is released before it
-  // returns. Throws DeviceFault, with the rows appended so far kept.
+  // then cuBLAS, to `results`. The problem must have passed
+  // check_leading_dimensions() and check_size(). All device memory is
+  // released before it returns. When the problem does not fit in device (or host) memory, its
+  // unfinished rows say "error: out of memory ..." and the runner stays
+  // usable for the next problem. Throws DeviceFault when the CUDA context
+  // fails, with the problem's rows kept.
   void run(const Problem& problem, std::vector<Result>& results);
 
  private:
+  // run()'s work once the rows exist: `kernels[i]` is rows[i]'s registry
+  // kernel, nullptr for cuBLAS.
+  void measure(const Problem& problem, std::span<const KernelInfo* const> kernels,
+               std::span<Result> rows);
+
   const DeviceInfo& device_;
   RunOptions options_;
   const ClockReader& clocks_;

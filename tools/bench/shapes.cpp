@@ -144,6 +144,50 @@ std::string check_leading_dimensions(const Problem& p) {
   return {};
 }
 
+namespace {
+
+// Bytes a rows x cols matrix in `layout` with leading dimension `ld` spans,
+// or nullopt when that overflows int64.
+std::optional<std::int64_t> span_bytes(std::int64_t rows, std::int64_t cols, Layout layout,
+                                       std::int64_t ld, DType dtype) {
+  const bool row_major = layout == Layout::kRowMajor;
+  const std::int64_t outer = row_major ? rows : cols;
+  const std::int64_t inner = row_major ? cols : rows;
+  std::int64_t elements = 0;
+  std::int64_t bytes = 0;
+  if (__builtin_mul_overflow(outer - 1, ld, &elements) ||
+      __builtin_add_overflow(elements, inner, &elements) ||
+      __builtin_mul_overflow(elements, static_cast<std::int64_t>(size_of(dtype)), &bytes)) {
+    return std::nullopt;
+  }
+  return bytes;
+}
+
+}  // namespace
+
+std::string check_size(const Problem& p) {
+  const std::optional<std::int64_t> c = span_bytes(p.m, p.n, p.layouts.c, p.ldc, p.output);
+  // One buffer set (A, B, C), the two saved copies of C the checks keep, and
+  // the fp32 reference.
+  const std::optional<std::int64_t> buffers[] = {
+      span_bytes(p.m, p.k, p.layouts.a, p.lda, p.input),
+      span_bytes(p.k, p.n, p.layouts.b, p.ldb, p.input),
+      c,
+      c,
+      c,
+      span_bytes(p.m, p.n, Layout::kColMajor, p.m, DType::kFP32),
+  };
+  std::int64_t total = 0;
+  for (const std::optional<std::int64_t>& bytes : buffers) {
+    if (!bytes || __builtin_add_overflow(total, *bytes, &total)) {
+      return std::to_string(p.m) + " x " + std::to_string(p.n) + " x " + std::to_string(p.k) +
+             " (lda=" + std::to_string(p.lda) + ", ldb=" + std::to_string(p.ldb) +
+             ", ldc=" + std::to_string(p.ldc) + ") needs more than 2^63 bytes of device memory";
+    }
+  }
+  return {};
+}
+
 GemmArgs make_args(const Problem& p, const void* a, const void* b, void* c, cudaStream_t stream) {
   return {
       .m = p.m,

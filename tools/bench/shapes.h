@@ -1,6 +1,6 @@
-// Problems tcgemm-bench runs: the standard shape sets of BENCHMARK.md, the
-// layout names, and the assembly of a full Problem. Pure host code (no CUDA
-// calls), so it can be unit-tested without a GPU.
+// Problems tcgemm-bench runs: the standard shape sets (docs/benchmarking.md),
+// the layout names, and the assembly of a full Problem. Pure host code (no
+// CUDA calls), so it can be unit-tested without a GPU.
 #pragma once
 
 #include <tcgemm/tcgemm.h>
@@ -77,6 +77,13 @@ Problem make_problem(const Shape& shape, DType input, DType output, const Operan
 // Empty when every leading dimension is large enough, else what is wrong
 // ("lda=100 is smaller than 4096, the tight leading dimension of row-major A").
 std::string check_leading_dimensions(const Problem& problem);
+
+// Empty when the device memory the bench needs for the problem (A, B, three
+// copies of C and the fp32 reference) can be counted in 64-bit arithmetic,
+// else what is wrong. Such a problem fits no device; one that merely does not
+// fit this GPU is an out-of-memory error at run time instead. Call after
+// check_leading_dimensions().
+std::string check_size(const Problem& problem);
 
 // GemmArgs for the problem on the given buffers (batch 1).
 GemmArgs make_args(const Problem& problem, const void* a, const void* b, void* c,
