@@ -1,10 +1,10 @@
 // The kernel registry and the one function that checks a kernel's constraints.
 #include <tcgemm/registry.h>
 
-#include "kernels/kernels.h"
-
 #include <array>
 #include <string>
+
+#include "kernels/kernels.h"
 
 namespace tcgemm {
 namespace {
@@ -49,6 +49,39 @@ constexpr KernelConstraints tma_store_constraints() {
   c.ldc_multiple = kTmaStrideElements16;
   c.c_alignment = kTmaAlignmentBytes;
   return c;
+}
+
+// The WMMA ladder (issue 4): A, B and C column-major ("NN"), whole
+// 128 x 128 tiles of C and whole BK-deep slices of K (no edge handling), half
+// inputs, any output type, one problem per call. `k_multiple` is the step's
+// K depth per iteration (16 or 64); `vector_ab` and `vector_c`: the step moves
+// A and B (C) in 16-byte accesses, so their leading dimensions are multiples
+// of 8 elements and their base pointers 16-byte aligned. Grid-x and 32-bit
+// tile arithmetic keep M, N, K below 2^31.
+constexpr std::int64_t kWmmaTile = 128;
+constexpr std::int64_t kWmmaVectorElements = 8;
+constexpr std::int64_t kWmmaVectorBytes = 16;
+
+constexpr KernelConstraints wmma_nn_constraints(std::int64_t k_multiple, bool vector_ab,
+                                                bool vector_c) {
+  return KernelConstraints{
+      .input_dtypes = kHalfTypes,
+      .output_dtypes = kAllOutputTypes,
+      .a_layouts = bit(Layout::kColMajor),
+      .b_layouts = bit(Layout::kColMajor),
+      .c_layouts = bit(Layout::kColMajor),
+      .m_multiple = kWmmaTile,
+      .n_multiple = kWmmaTile,
+      .k_multiple = k_multiple,
+      .lda_multiple = vector_ab ? kWmmaVectorElements : 1,
+      .ldb_multiple = vector_ab ? kWmmaVectorElements : 1,
+      .ldc_multiple = vector_c ? kWmmaVectorElements : 1,
+      .ab_alignment = vector_ab ? kWmmaVectorBytes : 1,
+      .c_alignment = vector_c ? kWmmaVectorBytes : 1,
+      .max_dim = kTmaMaxCoordinate,
+      .max_batch = 1,
+      .compute_capability = 90,
+  };
 }
 
 const std::array kKernels = {
@@ -140,6 +173,95 @@ const std::array kKernels = {
         &kernels::launch_hopper_11,
         /*dispatch_rank=*/11,
     },
+    // The WMMA ladder (issue 4), one entry per step of the S4000 article. All
+    // are teaching steps run by name, except the fastest safe steps, which
+    // serve NN problems (no other kernel does): step 7 (measured fastest on
+    // the H200, bench/results/h200/2026-11-29-wmma-ladder-8192.csv), and step
+    // 8 for an NN problem step 7 refuses (ldc not a multiple of 8, or C not
+    // 16-byte aligned). The hazard step never runs unasked.
+    KernelInfo{
+        "wmma-00",
+        "WMMA step 0: block + warp tiling over 16x16x16 fragments, scalar copies, C staged in "
+        "shared memory; 128x128x16 tile, 256 threads, NN",
+        wmma_nn_constraints(16, /*vector_ab=*/false, /*vector_c=*/false),
+        &kernels::launch_wmma_00,
+        /*dispatch_rank=*/0,
+    },
+    KernelInfo{
+        "wmma-01",
+        "WMMA step 1: 16-byte vectorized global <-> shared copies of A, B and C",
+        wmma_nn_constraints(16, /*vector_ab=*/true, /*vector_c=*/true),
+        &kernels::launch_wmma_01,
+        /*dispatch_rank=*/0,
+    },
+    KernelInfo{
+        "wmma-02",
+        "WMMA step 2: shared rows padded by 16 bytes against bank conflicts",
+        wmma_nn_constraints(16, /*vector_ab=*/true, /*vector_c=*/true),
+        &kernels::launch_wmma_02,
+        /*dispatch_rank=*/0,
+    },
+    KernelInfo{
+        "wmma-03",
+        "WMMA step 3: grouped (swizzled) tile order for L2 locality, 16 tile-rows per group",
+        wmma_nn_constraints(16, /*vector_ab=*/true, /*vector_c=*/true),
+        &kernels::launch_wmma_03,
+        /*dispatch_rank=*/0,
+    },
+    KernelInfo{
+        "wmma-04",
+        "WMMA step 4: double buffering with cp.async.cg 16-byte copies, one barrier per K slice",
+        wmma_nn_constraints(16, /*vector_ab=*/true, /*vector_c=*/true),
+        &kernels::launch_wmma_04,
+        /*dispatch_rank=*/0,
+    },
+    KernelInfo{
+        "wmma-05",
+        "WMMA step 5: a batch of 4 K slices (BK=64) per barrier pair instead of double "
+        "buffering; 128x128x64 tile",
+        wmma_nn_constraints(64, /*vector_ab=*/true, /*vector_c=*/true),
+        &kernels::launch_wmma_05,
+        /*dispatch_rank=*/0,
+    },
+    KernelInfo{
+        "wmma-06",
+        "WMMA step 6: the order of the A and B copies alternates between batches",
+        wmma_nn_constraints(64, /*vector_ab=*/true, /*vector_c=*/true),
+        &kernels::launch_wmma_06,
+        /*dispatch_rank=*/0,
+    },
+    KernelInfo{
+        "wmma-07",
+        "WMMA step 7: __restrict__, __launch_bounds__(256, 2), copy addresses advanced by "
+        "pointer adds (the article's complete code)",
+        wmma_nn_constraints(64, /*vector_ab=*/true, /*vector_c=*/true),
+        &kernels::launch_wmma_07,
+        /*dispatch_rank=*/2,
+    },
+    KernelInfo{
+        "wmma-08",
+        "WMMA step 8 (regret 3): accumulators written from registers straight to C, positions "
+        "asked of the fragment; no shared round trip",
+        wmma_nn_constraints(64, /*vector_ab=*/true, /*vector_c=*/false),
+        &kernels::launch_wmma_08,
+        /*dispatch_rank=*/1,
+    },
+    KernelInfo{
+        "wmma-08-wide",
+        "WMMA step 8 (regrets 1 + 3): 4 warps of 64x64 instead of 8 of 64x32, 128 threads, "
+        "direct stores to C",
+        wmma_nn_constraints(64, /*vector_ab=*/true, /*vector_c=*/false),
+        &kernels::launch_wmma_08_wide,
+        /*dispatch_rank=*/0,
+    },
+    KernelInfo{
+        "wmma-09",
+        "UNSAFE (data race): WMMA step 9, step 7 without its second __syncthreads (the "
+        "article's hazard step); results can be wrong, never dispatched",
+        wmma_nn_constraints(64, /*vector_ab=*/true, /*vector_c=*/true),
+        &kernels::launch_wmma_09,
+        /*dispatch_rank=*/0,
+    },
 };
 
 std::string set_names(std::uint32_t set, bool is_layout) {
@@ -171,8 +293,8 @@ const KernelInfo* find_kernel(std::string_view name) {
 std::string check_constraints(const KernelConstraints& c, const GemmArgs& args,
                               const DeviceCaps& device) {
   if (c.compute_capability != 0 && device.compute_capability != c.compute_capability) {
-    return "needs compute capability " + std::to_string(c.compute_capability) +
-           " (sm_" + std::to_string(c.compute_capability) + "a), device has " +
+    return "needs compute capability " + std::to_string(c.compute_capability) + " (sm_" +
+           std::to_string(c.compute_capability) + "a), device has " +
            std::to_string(device.compute_capability);
   }
   if ((c.input_dtypes & bit(args.a.dtype)) == 0) {

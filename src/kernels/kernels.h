@@ -25,12 +25,26 @@ Status launch_hopper_05(const GemmArgs& args);
 // Step 6: persistent CTAs over grouped tiles. See k06_persistent.cu.
 Status launch_hopper_06(const GemmArgs& args);
 
-
 // Hopper ladder steps 7-11 (src/kernels/hopper/k07_* .. k11_*).
 Status launch_hopper_07(const GemmArgs& args);
 Status launch_hopper_08(const GemmArgs& args);
 Status launch_hopper_09(const GemmArgs& args);
 Status launch_hopper_10(const GemmArgs& args);
 Status launch_hopper_11(const GemmArgs& args);
+
+// The WMMA ladder (issue 4): the S4000 article's fp16 NN GEMM re-created on
+// CUDA WMMA, one launcher per step (src/kernels/wmma/k00_* .. k09_*); each
+// file's header says what the step adds over the previous one.
+Status launch_wmma_00(const GemmArgs& args);       // baseline, see k00_baseline.cu
+Status launch_wmma_01(const GemmArgs& args);       // 16-byte copies, k01_vectorized.cu
+Status launch_wmma_02(const GemmArgs& args);       // padded shared rows, k02_padding.cu
+Status launch_wmma_03(const GemmArgs& args);       // grouped tile order, k03_swizzle.cu
+Status launch_wmma_04(const GemmArgs& args);       // cp.async double buffer, k04_cp_async.cu
+Status launch_wmma_05(const GemmArgs& args);       // BATCH of K tiles per barrier, k05_batch_k.cu
+Status launch_wmma_06(const GemmArgs& args);       // alternating A/B order, k06_alternate.cu
+Status launch_wmma_07(const GemmArgs& args);       // compiler-facing, k07_compiler.cu
+Status launch_wmma_08(const GemmArgs& args);       // regret 3: direct stores, k08_regrets.cu
+Status launch_wmma_08_wide(const GemmArgs& args);  // regrets 1 + 3, k08_regrets.cu
+Status launch_wmma_09(const GemmArgs& args);       // UNSAFE data race, k09_hazard.cu
 
 }  // namespace tcgemm::kernels

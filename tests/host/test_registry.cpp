@@ -8,9 +8,11 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <ostream>
 #include <set>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace {
 
@@ -176,6 +178,26 @@ TEST(Registry, HasEveryHopperLadderStepInOrder) {
       "hopper-01", "hopper-02", "hopper-03", "hopper-04", "hopper-05", "hopper-06",
       "hopper-07", "hopper-08", "hopper-09", "hopper-10", "hopper-11"};
   EXPECT_EQ(ladder, expected);
+}
+
+TEST(Registry, HasEveryWmmaLadderStepInOrder) {
+  std::vector<std::string_view> ladder;
+  for (const KernelInfo& k : tcgemm::registry()) {
+    if (k.name.starts_with("wmma-")) ladder.push_back(k.name);
+  }
+  // Step 8 is the article's regrets, in two measured variants.
+  const std::vector<std::string_view> expected = {"wmma-00", "wmma-01",      "wmma-02", "wmma-03",
+                                                  "wmma-04", "wmma-05",      "wmma-06", "wmma-07",
+                                                  "wmma-08", "wmma-08-wide", "wmma-09"};
+  EXPECT_EQ(ladder, expected);
+}
+
+TEST(Registry, UnsafeKernelsAreNeverDispatched) {
+  for (const KernelInfo& k : tcgemm::registry()) {
+    if (k.description.starts_with("UNSAFE")) {
+      EXPECT_EQ(k.dispatch_rank, 0) << k.name;
+    }
+  }
 }
 
 TEST(Registry, EveryKernelAcceptsAProblemThatMeetsItsConstraints) {
@@ -433,6 +455,168 @@ TEST_P(TmaStoreLadderStep, RefusesLdcThatIsNotAMultipleOf8) {
 INSTANTIATE_TEST_SUITE_P(Steps10To11, TmaStoreLadderStep,
                          ::testing::Values("hopper-10", "hopper-11"),
                          step_test_name);
+
+// ---- what the WMMA ladder promises ------------------------------------------------
+// NN (A, B, C column-major), whole 128 x 128 tiles, K a multiple of the step's
+// depth (16 for steps 0-4, 64 from step 5 on), bf16 or fp16 in, any output,
+// sm_90 only. From step 1 on A and B move in 16-byte copies (lda, ldb
+// multiples of 8, 16-byte aligned); C too, except in step 0 and step 8, which
+// store C element by element.
+
+GemmArgs nn_problem(std::int64_t m, std::int64_t n, std::int64_t k, DType in, DType out,
+                    std::int64_t ld_pad = 0) {
+  GemmArgs args;
+  args.m = m;
+  args.n = n;
+  args.k = k;
+  args.a = {reinterpret_cast<const void*>(kAligned), in, Layout::kColMajor, m + ld_pad, 0};
+  args.b = {reinterpret_cast<const void*>(2 * kAligned), in, Layout::kColMajor, k + ld_pad, 0};
+  args.c = {reinterpret_cast<void*>(4 * kAligned), out, Layout::kColMajor, m + ld_pad, 0};
+  return args;
+}
+
+struct WmmaStep {
+  std::string_view name;
+  std::int64_t k_multiple;
+  bool vector_ab;
+  bool vector_c;
+};
+
+void PrintTo(const WmmaStep& step, std::ostream* os) { *os << step.name; }
+
+class WmmaLadderStep : public ::testing::TestWithParam<WmmaStep> {
+ protected:
+  void SetUp() override {
+    kernel_ = tcgemm::find_kernel(GetParam().name);
+    if (kernel_ == nullptr) GTEST_FAIL() << GetParam().name << " is not registered";
+  }
+  std::string check(const GemmArgs& args) const {
+    return tcgemm::check_constraints(kernel_->constraints, args, DeviceCaps{90});
+  }
+  const KernelInfo* kernel_ = nullptr;
+};
+
+TEST_P(WmmaLadderStep, AcceptsTheArticlesProblemAndTileMultiples) {
+  for (DType in : {DType::kFP16, DType::kBF16}) {
+    for (DType out : {DType::kFP16, DType::kBF16, DType::kFP32}) {
+      for (const GemmArgs& args :
+           {nn_problem(8192, 8192, 16384, in, out), nn_problem(256, 256, 256, in, out),
+            nn_problem(512, 384, 1024, in, out), nn_problem(384, 256, 192, in, out, 8)}) {
+        ASSERT_TRUE(tcgemm::validate(args).ok());
+        EXPECT_EQ(check(args), "")
+            << GetParam().name << " " << args.m << "x" << args.n << "x" << args.k << " "
+            << tcgemm::to_string(in) << "->" << tcgemm::to_string(out);
+      }
+    }
+  }
+}
+
+TEST_P(WmmaLadderStep, RefusesPartialTiles) {
+  EXPECT_TRUE(RefusedNaming(check(nn_problem(136, 256, 256, DType::kFP16, DType::kFP16)), "M=136"));
+  EXPECT_TRUE(RefusedNaming(check(nn_problem(256, 200, 256, DType::kFP16, DType::kFP16)), "N=200"));
+  EXPECT_TRUE(RefusedNaming(check(nn_problem(256, 256, 72, DType::kFP16, DType::kFP16)), "K=72"));
+}
+
+TEST_P(WmmaLadderStep, HandlesKAtItsOwnDepth) {
+  const GemmArgs args = nn_problem(256, 256, 272, DType::kFP16, DType::kFP16);  // 17 x 16
+  if (GetParam().k_multiple == 16) {
+    EXPECT_EQ(check(args), "");
+  } else {
+    EXPECT_TRUE(RefusedNaming(check(args), "K=272"));
+  }
+}
+
+TEST_P(WmmaLadderStep, RefusesEveryLayoutButNn) {
+  GemmArgs args = nn_problem(256, 256, 256, DType::kFP16, DType::kFP16);
+  args.a.layout = Layout::kRowMajor;
+  EXPECT_TRUE(RefusedNaming(check(args), "A layout"));
+  args = nn_problem(256, 256, 256, DType::kFP16, DType::kFP16);
+  args.b.layout = Layout::kRowMajor;
+  EXPECT_TRUE(RefusedNaming(check(args), "B layout"));
+  args = nn_problem(256, 256, 256, DType::kFP16, DType::kFP16);
+  args.c.layout = Layout::kRowMajor;
+  EXPECT_TRUE(RefusedNaming(check(args), "C layout"));
+}
+
+TEST_P(WmmaLadderStep, NeedsAlignedLeadingDimensionsExactlyWhereItCopies16Bytes) {
+  GemmArgs args = nn_problem(256, 256, 256, DType::kFP16, DType::kFP16);
+  args.a.ld = 260;
+  if (GetParam().vector_ab) {
+    EXPECT_TRUE(RefusedNaming(check(args), "lda=260"));
+  } else {
+    EXPECT_EQ(check(args), "");
+  }
+  args = nn_problem(256, 256, 256, DType::kFP16, DType::kFP16);
+  args.b.ptr = reinterpret_cast<const void*>(2 * kAligned + 8);
+  if (GetParam().vector_ab) {
+    EXPECT_TRUE(RefusedNaming(check(args), "B pointer"));
+  } else {
+    EXPECT_EQ(check(args), "");
+  }
+  args = nn_problem(256, 256, 256, DType::kFP16, DType::kFP16);
+  args.c.ld = 259;
+  if (GetParam().vector_c) {
+    EXPECT_TRUE(RefusedNaming(check(args), "ldc=259"));
+  } else {
+    EXPECT_EQ(check(args), "");
+  }
+}
+
+TEST_P(WmmaLadderStep, RefusesBatchesAndOtherDevices) {
+  GemmArgs args = nn_problem(256, 256, 256, DType::kFP16, DType::kFP16);
+  for (int cc : {80, 89, 100}) {
+    EXPECT_TRUE(RefusedNaming(tcgemm::check_constraints(kernel_->constraints, args, DeviceCaps{cc}),
+                              "compute capability"));
+  }
+  args.batch_count = 2;
+  args.a.stride = args.a.ld * args.k;
+  args.b.stride = args.b.ld * args.n;
+  args.c.stride = args.c.ld * args.n;
+  EXPECT_TRUE(RefusedNaming(check(args), "batch_count=2"));
+}
+
+TEST_P(WmmaLadderStep, OnlyTheFastestSafeStepsAreDispatched) {
+  // NN has no other kernel: step 7 (fastest measured) serves it, step 8 what
+  // step 7 refuses (any ldc); the hazard step (a data race) never runs
+  // unless named.
+  const int rank = GetParam().name == "wmma-07" ? 2 : GetParam().name == "wmma-08" ? 1 : 0;
+  EXPECT_EQ(kernel_->dispatch_rank, rank);
+  EXPECT_EQ(kernel_->description.starts_with("UNSAFE"), GetParam().name == "wmma-09");
+}
+
+TEST(WmmaDispatch, EveryNnTileMultipleHasADispatchedKernelWhateverItsLdc) {
+  for (std::int64_t ldc_pad : {0, 3, 8}) {
+    GemmArgs args = nn_problem(512, 384, 1024, DType::kFP16, DType::kFP16);
+    args.c.ld += ldc_pad;
+    bool served = false;
+    for (const KernelInfo& k : tcgemm::registry()) {
+      if (k.dispatch_rank > 0 &&
+          tcgemm::check_constraints(k.constraints, args, DeviceCaps{90}).empty()) {
+        served = true;
+      }
+    }
+    EXPECT_TRUE(served) << "ldc=" << args.c.ld;
+  }
+}
+
+std::string wmma_step_name(const ::testing::TestParamInfo<WmmaStep>& step) {
+  std::string name(step.param.name);
+  for (char& ch : name) {
+    if (ch == '-') ch = '_';
+  }
+  return name;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    AllSteps, WmmaLadderStep,
+    ::testing::Values(WmmaStep{"wmma-00", 16, false, false}, WmmaStep{"wmma-01", 16, true, true},
+                      WmmaStep{"wmma-02", 16, true, true}, WmmaStep{"wmma-03", 16, true, true},
+                      WmmaStep{"wmma-04", 16, true, true}, WmmaStep{"wmma-05", 64, true, true},
+                      WmmaStep{"wmma-06", 64, true, true}, WmmaStep{"wmma-07", 64, true, true},
+                      WmmaStep{"wmma-08", 64, true, false},
+                      WmmaStep{"wmma-08-wide", 64, true, false},
+                      WmmaStep{"wmma-09", 64, true, true}),
+    wmma_step_name);
 
 // ---- check_constraints, one violated constraint at a time ------------------------
 
