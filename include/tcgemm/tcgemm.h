@@ -89,7 +89,9 @@ struct GemmArgs {
 struct GemmOptions {
   // Run exactly this registry kernel (see tcgemm::registry()); empty means let
   // the dispatcher choose. A named kernel that cannot run the problem returns
-  // kNotSupported with its reason.
+  // kNotSupported with its reason. The BLAS quick returns (M or N == 0; K == 0
+  // or alpha == 0, which only scale C) run no GEMM kernel, so they succeed
+  // whatever kernel is named.
   std::string_view kernel;
 };
 
