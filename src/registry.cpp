@@ -173,6 +173,14 @@ const std::array kKernels = {
         &kernels::launch_hopper_11,
         /*dispatch_rank=*/11,
     },
+    KernelInfo{
+        "hopper-12",
+        "Hopper step 12 (beyond the worklog): step 11 with a 4-stage ring, C stored in two "
+        "64x128 TMA stores",
+        tma_store_constraints(),
+        &kernels::launch_hopper_12,
+        /*dispatch_rank=*/12,
+    },
     // The WMMA ladder (issue 4), one entry per step of the S4000 article. All
     // are teaching steps run by name, except the fastest safe steps, which
     // serve NN problems (no other kernel does): step 7 (measured fastest on

@@ -176,7 +176,7 @@ TEST(Registry, HasEveryHopperLadderStepInOrder) {
   }
   const std::vector<std::string_view> expected = {
       "hopper-01", "hopper-02", "hopper-03", "hopper-04", "hopper-05", "hopper-06",
-      "hopper-07", "hopper-08", "hopper-09", "hopper-10", "hopper-11"};
+      "hopper-07", "hopper-08", "hopper-09", "hopper-10", "hopper-11", "hopper-12"};
   EXPECT_EQ(ladder, expected);
 }
 
@@ -406,7 +406,7 @@ std::string step_test_name(const ::testing::TestParamInfo<std::string_view>& ste
 INSTANTIATE_TEST_SUITE_P(AllSteps, LadderStep,
                          ::testing::Values("hopper-01", "hopper-02", "hopper-03", "hopper-04",
                                            "hopper-05", "hopper-06", "hopper-07", "hopper-08",
-                                           "hopper-09", "hopper-10", "hopper-11"),
+                                           "hopper-09", "hopper-10", "hopper-11", "hopper-12"),
                          step_test_name);
 
 INSTANTIATE_TEST_SUITE_P(Steps1To9, RaggedLadderStep,
@@ -415,7 +415,7 @@ INSTANTIATE_TEST_SUITE_P(Steps1To9, RaggedLadderStep,
                                            "hopper-09"),
                          step_test_name);
 
-// Steps 10-11 store C through TMA: besides the above, 16-bit output, ldc a
+// Steps 10-12 store C through TMA: besides the above, 16-bit output, ldc a
 // multiple of 8, C 16-byte aligned, and M a multiple of 8 (a TMA store clips
 // the contiguous dimension only at 16-byte granularity, measured on the H200).
 class TmaStoreLadderStep : public LadderStep {};
@@ -452,8 +452,8 @@ TEST_P(TmaStoreLadderStep, RefusesLdcThatIsNotAMultipleOf8) {
                             "ldc=131"));
 }
 
-INSTANTIATE_TEST_SUITE_P(Steps10To11, TmaStoreLadderStep,
-                         ::testing::Values("hopper-10", "hopper-11"),
+INSTANTIATE_TEST_SUITE_P(Steps10To12, TmaStoreLadderStep,
+                         ::testing::Values("hopper-10", "hopper-11", "hopper-12"),
                          step_test_name);
 
 // ---- what the WMMA ladder promises ------------------------------------------------

@@ -30,7 +30,8 @@ namespace tcgemm::kernels {
 using Step10Order = sched::GroupedOrder<4>;
 
 Status launch_hopper_10(const GemmArgs& args) {
-  return hopper::tma_store::launch<Step10Order>(args, "hopper-10");
+  return hopper::tma_store::launch<Step10Order, hopper::tma_store::TmaStoreConfig<3, 256>>(
+      args, "hopper-10");
 }
 
 }  // namespace tcgemm::kernels

@@ -22,7 +22,8 @@
 namespace tcgemm::kernels {
 
 Status launch_hopper_11(const GemmArgs& args) {
-  return hopper::tma_store::launch<sched::HilbertOrder>(args, "hopper-11");
+  return hopper::tma_store::launch<sched::HilbertOrder, hopper::tma_store::TmaStoreConfig<3, 256>>(
+      args, "hopper-11");
 }
 
 }  // namespace tcgemm::kernels

@@ -1,9 +1,9 @@
-// The kernel of Hopper ladder steps 10 and 11 (k10_tma_store.cu and
-// k11_hilbert.cu): persistent clusters of 2 with B multicast, scale-d = 0,
-// and C staged in swizzled shared memory and written by TMA stores. The two
-// steps differ only in the order tile pairs are visited, a template argument
-// (as in CUTLASS, a scheduler swap is one argument); each step's file holds
-// its header and its launcher.
+// The kernel of Hopper ladder steps 10-12 (k10_tma_store.cu, k11_hilbert.cu,
+// k12_four_stages.cu): persistent clusters of 2 with B multicast, scale-d = 0,
+// and C staged in swizzled shared memory and written by TMA stores. The steps
+// differ in the order tile pairs are visited (Order: as in CUTLASS, a
+// scheduler swap is one template argument) and in Cfg (ring depth, C columns
+// per store); each step's file holds its header and its launcher.
 #pragma once
 
 #include <algorithm>
@@ -21,11 +21,18 @@
 
 namespace tcgemm::kernels::hopper::tma_store {
 
-struct Config {
+// The kernel's shape. kStages: slots in the A/B ring. kCCols: columns of C
+// staged and stored per TMA store; a consumer's 64 x 256 slice goes out in
+// 256 / kCCols stores through one kCCols-column shared buffer, so a smaller
+// kCCols frees shared memory for the ring (steps 10-11: 3 stages, whole
+// slices; step 12: 4 stages, half slices).
+template <int kStagesT, int kCColsT>
+struct TmaStoreConfig {
   static constexpr int BM = 128;
   static constexpr int BN = 256;
   static constexpr int BK = 64;  // 64 x 2 bytes = 128 bytes: one swizzle row
-  static constexpr int kStages = 3;
+  static constexpr int kStages = kStagesT;
+  static constexpr int kCCols = kCColsT;
   static constexpr int kConsumers = 2;
   static constexpr int kWarpgroupThreads = 128;
   static constexpr int kThreads = (1 + kConsumers) * kWarpgroupThreads;
@@ -34,23 +41,25 @@ struct Config {
   static constexpr int kClusterM = 2;  // CTAs per cluster, stacked along M
   static constexpr int kProducerRegs = 40;
   static constexpr int kConsumerRegs = 232;
+  static constexpr std::uint32_t kStageBytes = (BM + BN) * BK * 2;
+  static_assert(BN % kCCols == 0 && kCCols % 8 == 0);
 };
 
-// One consumer's C slice: 64 rows x BN columns, column-major, 128-byte lines.
-constexpr int kCRows = Config::kWgmmaM;
+// One consumer's C buffer: 64 rows x kCCols columns, column-major, 128-byte
+// lines (a column of 64 two-byte rows).
+constexpr int kCRows = 64;
 
-template <typename TIn, typename TOut>
+template <typename TIn, typename TOut, typename Cfg>
 struct alignas(1024) SharedStorage {
-  TIn a[Config::kStages][Config::BM * Config::BK];
-  TIn b[Config::kStages][Config::BN * Config::BK];
-  TOut c[Config::kConsumers][kCRows * Config::BN];
-  std::uint64_t full[Config::kStages];
-  std::uint64_t empty[Config::kStages];
+  TIn a[Cfg::kStages][Cfg::BM * Cfg::BK];
+  TIn b[Cfg::kStages][Cfg::BN * Cfg::BK];
+  TOut c[Cfg::kConsumers][kCRows * Cfg::kCCols];
+  std::uint64_t full[Cfg::kStages];
+  std::uint64_t empty[Cfg::kStages];
 };
 
-constexpr std::uint32_t kStageBytes = (Config::BM + Config::BN) * Config::BK * 2;
-template <typename TIn, typename TOut>
-constexpr std::size_t kSmemBytes = sizeof(SharedStorage<TIn, TOut>) + 1024;
+template <typename TIn, typename TOut, typename Cfg>
+constexpr std::size_t kSmemBytes = sizeof(SharedStorage<TIn, TOut, Cfg>) + 1024;
 
 // Element index of C(row, col) in a 128-byte-swizzled column-major C slice:
 // column `col` is one 128-byte line (64 two-byte rows); its 16-byte chunk
@@ -60,21 +69,25 @@ __device__ __forceinline__ int swizzled_c_index(int row, int col) {
   return col * kCRows + (((row / kChunkRows) ^ (col % 8)) * kChunkRows) + row % kChunkRows;
 }
 
-// Writes one consumer's 64 x BN accumulators into its shared C slice as
-// alpha * acc + beta * C (C read from global memory, masked, when beta != 0).
-template <typename TOut>
-__device__ __forceinline__ void stage_c_tile(const float (&acc)[Config::BN / 2], TOut* c_tile,
+// Writes columns [kPart * kCCols, (kPart + 1) * kCCols) of one consumer's
+// 64 x BN accumulators into its shared C buffer as alpha * acc + beta * C (C
+// read from global memory, masked, when beta != 0). col0 is the buffer's first
+// column in C.
+template <typename TOut, typename Cfg, int kPart>
+__device__ __forceinline__ void stage_c_part(const float (&acc)[Cfg::BN / 2], TOut* c_tile,
                                              const EpilogueParams& p, std::int64_t row0,
                                              std::int64_t col0) {
   const int lane = threadIdx.x % 32;
-  const int row = ((threadIdx.x % Config::kWarpgroupThreads) / 32) * 16 + lane / 4;
+  const int row = ((threadIdx.x % Cfg::kWarpgroupThreads) / 32) * 16 + lane / 4;
   const TOut* c = static_cast<const TOut*>(p.c);
+  constexpr int kChunks = Cfg::kCCols / 8;  // 8-column wgmma fragment chunks
 #pragma unroll
-  for (int j = 0; j < Config::BN / 8; ++j) {
+  for (int jj = 0; jj < kChunks; ++jj) {
+    const int j = kPart * kChunks + jj;  // chunk within the consumer's slice
 #pragma unroll
     for (int v = 0; v < 4; ++v) {
       const int r = row + (v / 2) * 8;
-      const int col = j * 8 + 2 * (lane % 4) + v % 2;
+      const int col = jj * 8 + 2 * (lane % 4) + v % 2;
       float value = p.alpha * acc[4 * j + v];
       if (p.beta != 0.0f && row0 + r < p.m && col0 + col < p.n) {
         value += p.beta * to_float(c[(col0 + col) * p.ldc + row0 + r]);
@@ -84,26 +97,52 @@ __device__ __forceinline__ void stage_c_tile(const float (&acc)[Config::BN / 2],
   }
 }
 
+// Stores one consumer's 64 x BN slice as BN / kCCols TMA stores through its
+// kCCols-column buffer. Before the buffer is rewritten, its issuing thread
+// (the leader) waits until the previous store has read it, and a warpgroup
+// barrier passes that on; the writers fence their generic-proxy writes to
+// the async proxy before the barrier that precedes the store.
+template <typename TOut, typename Cfg, int kPart = 0>
+__device__ __forceinline__ void store_slice(const float (&acc)[Cfg::BN / 2], TOut* c_tile,
+                                            const CUtensorMap* map_c, const EpilogueParams& p,
+                                            std::int64_t row0, std::int64_t col0, int barrier,
+                                            bool leader) {
+  const std::int64_t part_col0 = col0 + kPart * Cfg::kCCols;
+  if (leader) ptx::tma_store_wait_read<0>();
+  ptx::named_barrier_sync(barrier, Cfg::kWarpgroupThreads);
+  stage_c_part<TOut, Cfg, kPart>(acc, c_tile, p, row0, part_col0);
+  ptx::fence_proxy_async_shared();
+  ptx::named_barrier_sync(barrier, Cfg::kWarpgroupThreads);
+  if (leader) {
+    ptx::tma_store_2d(map_c, c_tile, static_cast<std::int32_t>(row0),
+                      static_cast<std::int32_t>(part_col0));
+    ptx::tma_store_commit();
+  }
+  if constexpr (kPart + 1 < Cfg::BN / Cfg::kCCols) {
+    store_slice<TOut, Cfg, kPart + 1>(acc, c_tile, map_c, p, row0, col0, barrier, leader);
+  }
+}
+
 // Order: the tile-pair order (sched::GroupedOrder, sched::HilbertOrder).
-template <typename TIn, typename TOut, typename Order>
-__global__ void __launch_bounds__(Config::kThreads, 1)
+template <typename TIn, typename TOut, typename Order, typename Cfg>
+__global__ void __launch_bounds__(Cfg::kThreads, 1)
     kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
            const __grid_constant__ CUtensorMap map_c, EpilogueParams epilogue, std::int64_t tiles_m,
            std::int64_t tiles_n, int k_tiles) {
   extern __shared__ std::uint8_t smem_raw[];
-  auto& smem = *reinterpret_cast<SharedStorage<TIn, TOut>*>(
+  auto& smem = *reinterpret_cast<SharedStorage<TIn, TOut, Cfg>*>(
       (reinterpret_cast<std::uintptr_t>(smem_raw) + 1023) & ~std::uintptr_t{1023});
-  const std::int64_t pairs_m = sched::ceil_div(tiles_m, Config::kClusterM);
+  const std::int64_t pairs_m = sched::ceil_div(tiles_m, Cfg::kClusterM);
   const std::int64_t units = pairs_m * tiles_n;
-  const std::int64_t cluster_id = blockIdx.x / Config::kClusterM;
-  const std::int64_t clusters = gridDim.x / Config::kClusterM;
+  const std::int64_t cluster_id = blockIdx.x / Cfg::kClusterM;
+  const std::int64_t clusters = gridDim.x / Cfg::kClusterM;
   const std::uint32_t rank = ptx::cluster_ctarank();
 
-  const int warpgroup = threadIdx.x / Config::kWarpgroupThreads;
+  const int warpgroup = threadIdx.x / Cfg::kWarpgroupThreads;
   if (threadIdx.x == 0) {
-    for (int s = 0; s < Config::kStages; ++s) {
+    for (int s = 0; s < Cfg::kStages; ++s) {
       ptx::mbarrier_init(&smem.full[s], 1);
-      ptx::mbarrier_init(&smem.empty[s], Config::kConsumers * Config::kClusterM);
+      ptx::mbarrier_init(&smem.empty[s], Cfg::kConsumers * Cfg::kClusterM);
     }
     ptx::fence_mbarrier_init();
   }
@@ -111,42 +150,41 @@ __global__ void __launch_bounds__(Config::kThreads, 1)
   ptx::cluster_sync();
 
   if (warpgroup == 0) {
-    ptx::setmaxnreg_dec<Config::kProducerRegs>();
+    ptx::setmaxnreg_dec<Cfg::kProducerRegs>();
     if (threadIdx.x == 0) {
       ptx::tma_prefetch_descriptor(&map_a);
       ptx::tma_prefetch_descriptor(&map_b);
-      RingPosition<Config::kStages> ring;
-      constexpr std::uint16_t kAllCtas = (1u << Config::kClusterM) - 1;
-      constexpr int kBHalfRows = Config::BN / Config::kClusterM;
+      RingPosition<Cfg::kStages> ring;
+      constexpr std::uint16_t kAllCtas = (1u << Cfg::kClusterM) - 1;
+      constexpr int kBHalfRows = Cfg::BN / Cfg::kClusterM;
       for (std::int64_t u = cluster_id; u < units; u += clusters) {
         const sched::TileCoord pair = Order::tile(u, pairs_m, tiles_n);
         const auto row_a = static_cast<std::int32_t>(
-            sched::cluster_member_tile(pair, rank, Config::kClusterM).m * Config::BM);
-        const auto row_b = static_cast<std::int32_t>(pair.n * Config::BN + rank * kBHalfRows);
+            sched::cluster_member_tile(pair, rank, Cfg::kClusterM).m * Cfg::BM);
+        const auto row_b = static_cast<std::int32_t>(pair.n * Cfg::BN + rank * kBHalfRows);
         for (int kt = 0; kt < k_tiles; ++kt, ring.advance()) {
           // A fresh barrier's "previous" phase counts as complete, so the
           // first pass (phase 0) waits on parity 1 and returns at once.
           ptx::mbarrier_wait_parity(&smem.empty[ring.slot], ring.phase ^ 1);
-          ptx::mbarrier_arrive_expect_tx(&smem.full[ring.slot], kStageBytes);
-          ptx::tma_load_2d(smem.a[ring.slot], &map_a, &smem.full[ring.slot], kt * Config::BK,
-                           row_a);
-          ptx::tma_load_2d_multicast(smem.b[ring.slot] + rank * kBHalfRows * Config::BK, &map_b,
-                                     &smem.full[ring.slot], kt * Config::BK, row_b, kAllCtas);
+          ptx::mbarrier_arrive_expect_tx(&smem.full[ring.slot], Cfg::kStageBytes);
+          ptx::tma_load_2d(smem.a[ring.slot], &map_a, &smem.full[ring.slot], kt * Cfg::BK, row_a);
+          ptx::tma_load_2d_multicast(smem.b[ring.slot] + rank * kBHalfRows * Cfg::BK, &map_b,
+                                     &smem.full[ring.slot], kt * Cfg::BK, row_b, kAllCtas);
         }
       }
     }
   } else {
-    ptx::setmaxnreg_inc<Config::kConsumerRegs>();
+    ptx::setmaxnreg_inc<Cfg::kConsumerRegs>();
     const int consumer = warpgroup - 1;
-    const bool leader = threadIdx.x % Config::kWarpgroupThreads == 0;
-    RingPosition<Config::kStages> ring;
-    float acc[Config::BN / 2];
+    const bool leader = threadIdx.x % Cfg::kWarpgroupThreads == 0;
+    RingPosition<Cfg::kStages> ring;
+    float acc[Cfg::BN / 2];
 
     // Releases a slot in every CTA of the cluster: both producers write it.
     auto release = [&](int slot) {
       if (leader) {
 #pragma unroll
-        for (int cta = 0; cta < Config::kClusterM; ++cta) {
+        for (int cta = 0; cta < Cfg::kClusterM; ++cta) {
           ptx::mbarrier_arrive_cluster(&smem.empty[slot], static_cast<std::uint32_t>(cta));
         }
       }
@@ -154,17 +192,17 @@ __global__ void __launch_bounds__(Config::kThreads, 1)
 
     for (std::int64_t u = cluster_id; u < units; u += clusters) {
       const sched::TileCoord pair = Order::tile(u, pairs_m, tiles_n);
-      const sched::TileCoord tile = sched::cluster_member_tile(pair, rank, Config::kClusterM);
+      const sched::TileCoord tile = sched::cluster_member_tile(pair, rank, Cfg::kClusterM);
       int previous_slot = -1;
       for (int kt = 0; kt < k_tiles; ++kt, ring.advance()) {
         ptx::mbarrier_wait_parity(&smem.full[ring.slot], ring.phase);
         ptx::wgmma_fence();
-        const TIn* a_tile = smem.a[ring.slot] + consumer * Config::kWgmmaM * Config::BK;
+        const TIn* a_tile = smem.a[ring.slot] + consumer * Cfg::kWgmmaM * Cfg::BK;
 #pragma unroll
-        for (int kk = 0; kk < Config::BK / Config::kWgmmaK; ++kk) {
-          ptx::wgmma_m64k16<Config::BN, TIn>(
-              acc, ptx::make_smem_desc_k_major_sw128(a_tile + kk * Config::kWgmmaK),
-              ptx::make_smem_desc_k_major_sw128(smem.b[ring.slot] + kk * Config::kWgmmaK),
+        for (int kk = 0; kk < Cfg::BK / Cfg::kWgmmaK; ++kk) {
+          ptx::wgmma_m64k16<Cfg::BN, TIn>(
+              acc, ptx::make_smem_desc_k_major_sw128(a_tile + kk * Cfg::kWgmmaK),
+              ptx::make_smem_desc_k_major_sw128(smem.b[ring.slot] + kk * Cfg::kWgmmaK),
               // D = A * B on the tile's first k-step: no zeroing needed.
               (kt > 0 || kk > 0) ? 1u : 0u);
         }
@@ -179,20 +217,11 @@ __global__ void __launch_bounds__(Config::kThreads, 1)
       release(previous_slot);
       ptx::fence_registers(acc);
 
-      const std::int64_t row0 = tile.m * Config::BM + consumer * Config::kWgmmaM;
-      const std::int64_t col0 = tile.n * Config::BN;
+      const std::int64_t row0 = tile.m * Cfg::BM + consumer * Cfg::kWgmmaM;
+      const std::int64_t col0 = tile.n * Cfg::BN;
       const int c_barrier = 1 + consumer;  // named barrier of this warpgroup
-      // The previous tile's store must have finished reading the C slice.
-      if (leader) ptx::tma_store_wait_read<0>();
-      ptx::named_barrier_sync(c_barrier, Config::kWarpgroupThreads);
-      stage_c_tile(acc, smem.c[consumer], epilogue, row0, col0);
-      ptx::fence_proxy_async_shared();
-      ptx::named_barrier_sync(c_barrier, Config::kWarpgroupThreads);
-      if (leader) {
-        ptx::tma_store_2d(&map_c, smem.c[consumer], static_cast<std::int32_t>(row0),
-                          static_cast<std::int32_t>(col0));
-        ptx::tma_store_commit();
-      }
+      store_slice<TOut, Cfg>(acc, smem.c[consumer], &map_c, epilogue, row0, col0, c_barrier,
+                             leader);
     }
     // Shared memory must outlive the last store's reads.
     if (leader) ptx::tma_store_wait_all<0>();
@@ -203,52 +232,50 @@ __global__ void __launch_bounds__(Config::kThreads, 1)
   ptx::cluster_sync();
 }
 
-template <typename TIn, typename TOut, typename Order>
+template <typename TIn, typename TOut, typename Order, typename Cfg>
 Status launch_typed(const GemmArgs& args, std::string_view name) {
-  const std::int64_t tiles_m = sched::ceil_div(args.m, Config::BM);
-  const std::int64_t tiles_n = sched::ceil_div(args.n, Config::BN);
-  const std::int64_t units = sched::ceil_div(tiles_m, Config::kClusterM) * tiles_n;
+  const std::int64_t tiles_m = sched::ceil_div(args.m, Cfg::BM);
+  const std::int64_t tiles_n = sched::ceil_div(args.n, Cfg::BN);
+  const std::int64_t units = sched::ceil_div(tiles_m, Cfg::kClusterM) * tiles_n;
   if (units > Order::kMaxItems) {
     return {StatusCode::kNotSupported,
             std::string(name) + ": more tile pairs than its tile order can index"};
   }
-  auto* kernel = &tma_store::kernel<TIn, TOut, Order>;
-  constexpr std::size_t kSmem = kSmemBytes<TIn, TOut>;
+  auto* kernel = &tma_store::kernel<TIn, TOut, Order, Cfg>;
+  constexpr std::size_t kSmem = kSmemBytes<TIn, TOut, Cfg>;
   Status status = prepare_kernel(reinterpret_cast<const void*>(kernel), kSmem, name);
   if (!status.ok()) return status;
   int resident_clusters = 0;
-  status =
-      max_active_clusters(kernel, kSmem, Config::kThreads, Config::kClusterM, &resident_clusters);
+  status = max_active_clusters(kernel, kSmem, Cfg::kThreads, Cfg::kClusterM, &resident_clusters);
   if (!status.ok()) return status;
   CUtensorMap map_a;
   CUtensorMap map_b;
-  status = make_tn_tensor_maps(args, Config::BK, Config::BM, Config::BN / Config::kClusterM, &map_a,
-                               &map_b);
+  status = make_tn_tensor_maps(args, Cfg::BK, Cfg::BM, Cfg::BN / Cfg::kClusterM, &map_a, &map_b);
   if (!status.ok()) return status;
-  // C column-major M x N: M contiguous; one box is a consumer's 64 x 256 slice.
+  // C column-major M x N: M contiguous; one box is 64 rows x kCCols columns.
   CUtensorMap map_c;
   status =
       encode_tensor_map({args.c.ptr, args.c.dtype, static_cast<std::uint64_t>(args.m),
                          static_cast<std::uint64_t>(args.n), static_cast<std::uint64_t>(args.c.ld),
-                         kCRows, Config::BN, CU_TENSOR_MAP_SWIZZLE_128B},
+                         kCRows, Cfg::kCCols, CU_TENSOR_MAP_SWIZZLE_128B},
                         &map_c);
   if (!status.ok()) return status;
 
   const std::int64_t clusters = std::min<std::int64_t>(resident_clusters, units);
-  return launch_kernel(kernel, name, static_cast<unsigned>(clusters * Config::kClusterM),
-                       Config::kThreads, kSmem, Config::kClusterM, args.stream, map_a, map_b, map_c,
+  return launch_kernel(kernel, name, static_cast<unsigned>(clusters * Cfg::kClusterM),
+                       Cfg::kThreads, kSmem, Cfg::kClusterM, args.stream, map_a, map_b, map_c,
                        epilogue_params(args), tiles_m, tiles_n,
-                       static_cast<int>(sched::ceil_div(args.k, Config::BK)));
+                       static_cast<int>(sched::ceil_div(args.k, Cfg::BK)));
 }
 
-// The launcher of steps 10 and 11, which differ only in Order.
-template <typename Order>
+// The launcher of steps 10-12, which differ in Order and Cfg.
+template <typename Order, typename Cfg>
 Status launch(const GemmArgs& args, std::string_view name) {
   return visit_tn_types(args, [&]<typename TIn, typename TOut>() {
     if constexpr (std::is_same_v<TOut, float>) {
       return Status{StatusCode::kNotSupported, std::string(name) + ": fp32 output"};
     } else {
-      return launch_typed<TIn, TOut, Order>(args, name);
+      return launch_typed<TIn, TOut, Order, Cfg>(args, name);
     }
   });
 }
