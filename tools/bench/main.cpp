@@ -1,8 +1,11 @@
 // tcgemm-bench: verifies and times every tcgemm registry kernel against cuBLAS
 // on the problems docs/benchmarking.md defines, and writes the result files.
+// With --hazard-runs N it instead runs each kernel N times on fresh inputs and
+// reports how often it is wrong (for kernels with data races).
 //
-// Exit status: 0 every kernel that ran verified; 1 a verification failed or a
-// run errored; 2 no GPU, or a usage error. No other status is returned.
+// Exit status: 0 every kernel that ran verified (hazard mode: the mode ran);
+// 1 a verification failed or a run errored (hazard mode: a launch or CUDA
+// error); 2 no GPU, or a usage error. No other status is returned.
 #include "cli_checks.h"
 #include "cuda_check.h"
 #include "device_info.h"
@@ -34,6 +37,9 @@ using namespace tcgemm::bench;
 constexpr int kExitOk = 0;
 constexpr int kExitFailed = 1;
 constexpr int kExitUsage = 2;
+// Enough for any question about how often a race strikes; keeps the seeds of
+// all runs (3 apart) far from wrapping.
+constexpr int kMaxHazardRuns = 1000000;
 
 constexpr const char* kFooter = R"(
 Layouts (--layout): BLAS-style letters for op(A) and op(B); C is column-major.
@@ -50,10 +56,21 @@ Verification: every element against a reference GEMM (rel. Frobenius error
 under 1e-2 for bf16/fp16 output, 1e-4 for fp32), NaN-poisoned C, and a bitwise
 repeat. Timing: CUDA events, median of --iters samples interleaved with
 cuBLAS, buffers rotated to defeat L2 for small problems.
+Hazard mode (--hazard-runs N): for kernels with a data race (wmma-09), where
+one verified run proves nothing. Each selected kernel, and cuBLAS as the
+control, runs N times, run i on fresh inputs (seed + 3 (i - 1), printed),
+against the reference and against an immediate re-run on the same inputs; the
+report counts the wrong runs (a non-finite element or rel_err over the
+tolerance) and the runs that differed from their re-run, with the median and
+worst rel_err. Nothing is timed; no --csv/--json. Example:
+  tcgemm-bench --kernels wmma-09 --layout nn --dtype fp16 --m 1024 --n 1024
+               --k 1024 --hazard-runs 50
 Exit status, always one of:
-  0  every kernel that ran verified (skipped kernels do not count)
+  0  every kernel that ran verified (skipped kernels do not count); in hazard
+     mode: the runs were made and reported, however wrong their results
   1  a verification failed, or a run errored (out of memory, a CUDA error,
-     a result file that could not be written)
+     a result file that could not be written); in hazard mode: a launch
+     failed, out of memory, or a CUDA error
   2  a usage error (a result file that cannot be created included), or no
      CUDA GPU
 Details: docs/benchmarking.md in the tcgemm repository.)";
@@ -104,6 +121,52 @@ void print_progress(std::size_t index, std::size_t total, std::span<const Result
   std::fprintf(stderr, "\n");
 }
 
+// --hazard-runs: every problem's reports, printed as each problem finishes
+// (progress on stderr, one line per run). Returns the exit status.
+int run_hazard_mode(const DeviceInfo& device, const RunOptions& options, const ClockReader& clocks,
+                    std::span<const Problem> problems, int runs) {
+  print_hazard_intro(stdout, runs);
+  std::vector<HazardReport> reports;
+  std::string fault;
+  std::size_t printed = 0;
+  try {
+    Runner runner(device, options, clocks);
+    for (std::size_t i = 0; i < problems.size(); ++i) {
+      const Problem& p = problems[i];
+      runner.run_hazard(p, runs, reports, [&](int run, std::span<const HazardReport> rows) {
+        const double tolerance = testing::tolerance_for(p.output);
+        std::fprintf(stderr, "[%zu/%zu] %lldx%lldx%lld %s %s, run %d/%d (seed %llu):", i + 1,
+                     problems.size(), static_cast<long long>(p.m), static_cast<long long>(p.n),
+                     static_cast<long long>(p.k), std::string(to_string(p.input)).c_str(),
+                     layouts_name(p.layouts).c_str(), run + 1, runs,
+                     static_cast<unsigned long long>(hazard_seed(options.seed, run)));
+        for (const HazardReport& r : rows) {
+          const bool this_run = !r.runs.empty() && r.runs.back().run == run;
+          const char* verdict = !this_run                            ? "-"
+                                : is_wrong(r.runs.back(), tolerance) ? "WRONG"
+                                                                     : "ok";
+          std::fprintf(stderr, " %s %s;", r.kernel.c_str(), verdict);
+        }
+        std::fprintf(stderr, "\n");
+      });
+      print_hazard_problem(stdout, std::span<const HazardReport>(reports).subspan(printed));
+      printed = reports.size();
+      std::fflush(stdout);
+    }
+  } catch (const DeviceFault& e) {
+    fault = e.what();
+  }
+  // A problem the fault interrupted: its reports so far.
+  print_hazard_problem(stdout, std::span<const HazardReport>(reports).subspan(printed));
+  if (!fault.empty()) {
+    std::printf("tcgemm-bench: stopped after a CUDA error (the context is unusable): %s\n",
+                fault.c_str());
+  }
+  const bool ran = fault.empty() && std::none_of(reports.begin(), reports.end(),
+                                                 [](const HazardReport& r) { return r.failed; });
+  return ran ? kExitOk : kExitFailed;
+}
+
 // Runs every problem, printing progress; returns the CUDA fault that stopped
 // the run early, or "" when it ran to the end.
 std::string run_problems(const DeviceInfo& device, const RunOptions& options,
@@ -152,6 +215,7 @@ int bench_main(int argc, char** argv) {
   std::string csv_path;
   std::string json_path;
   std::string shapes_name;
+  int hazard_runs = 0;
   bool list = false;
 
   const CLI::Validator layout_check(
@@ -193,21 +257,23 @@ int bench_main(int argc, char** argv) {
                  "run only registry kernels whose name contains one of these comma-separated "
                  "substrings (cuBLAS always runs)")
       ->delimiter(',');
-  app.add_option("--warmup", run_options.warmup,
-                 "launches of each kernel before timing (at least 3)")
-      ->transform(integer_from(3))
-      ->capture_default_str();
-  app.add_option("--iters", run_options.iters,
-                 "timed samples of each kernel, median reported (at least 20)")
-      ->transform(integer_from(20))
-      ->capture_default_str();
+  auto* warmup_opt = app.add_option("--warmup", run_options.warmup,
+                                    "launches of each kernel before timing (at least 3)")
+                         ->transform(integer_from(3))
+                         ->capture_default_str();
+  auto* iters_opt = app.add_option("--iters", run_options.iters,
+                                   "timed samples of each kernel, median reported (at least 20)")
+                        ->transform(integer_from(20))
+                        ->capture_default_str();
   auto* seed_opt = app.add_option("--seed", seed,
                                   "seed of the random inputs, 0 to 2^64 - 1 (default: drawn "
                                   "and printed)")
                        ->transform(integer_from(std::uint64_t{0}));
-  app.add_option("--csv", csv_path, "write one CSV row per (kernel, problem) to FILE")
-      ->type_name("FILE");
-  app.add_option("--json", json_path, "write the results as JSON to FILE")->type_name("FILE");
+  auto* csv_opt =
+      app.add_option("--csv", csv_path, "write one CSV row per (kernel, problem) to FILE")
+          ->type_name("FILE");
+  auto* json_opt =
+      app.add_option("--json", json_path, "write the results as JSON to FILE")->type_name("FILE");
   std::vector<std::string> set_names;
   for (std::string_view name : shape_set_names()) set_names.emplace_back(name);
   app.add_option("--shapes", shapes_name, "run a standard shape set; see below")
@@ -218,6 +284,15 @@ int bench_main(int argc, char** argv) {
       ->excludes(lda_opt)
       ->excludes(ldb_opt)
       ->excludes(ldc_opt);
+  app.add_option("--hazard-runs", hazard_runs,
+                 "hazard mode: run each kernel N times, each on fresh random inputs, and report "
+                 "how often and how badly it is wrong (see below); no timing")
+      ->type_name("N")
+      ->transform(integer_in(1, kMaxHazardRuns))
+      ->excludes(csv_opt)
+      ->excludes(json_opt)
+      ->excludes(warmup_opt)
+      ->excludes(iters_opt);
   app.add_flag("--list", list, "list the registry kernels with their constraints and exit");
 
   try {
@@ -301,6 +376,9 @@ int bench_main(int argc, char** argv) {
         info.device.compute_capability);
   }
   std::fflush(stdout);
+  if (hazard_runs > 0) {
+    return run_hazard_mode(info.device, run_options, clocks, problems, hazard_runs);
+  }
 
   std::vector<Result> results;
   const std::string fault = run_problems(info.device, run_options, clocks, problems, results);

@@ -142,6 +142,44 @@ void print_table(std::FILE* out, const std::vector<Result>& results) {
   }
 }
 
+void print_hazard_intro(std::FILE* out, int runs) {
+  std::fprintf(out,
+               "hazard mode: %d runs per kernel, each on fresh random inputs (run i, from 1, uses "
+               "seed + 3 (i - 1)), checked against the reference GEMM and against an immediate "
+               "re-run on the same inputs; nothing is timed\n",
+               runs);
+}
+
+void print_hazard_problem(std::FILE* out, std::span<const HazardReport> reports) {
+  if (reports.empty()) return;
+  const Problem& p = reports.front().problem;
+  const double tolerance = testing::tolerance_for(p.output);
+  std::fprintf(out,
+               "\n%lldx%lldx%lld %s %s, ld %s, alpha %g, beta %g: a run is wrong when C has a "
+               "non-finite element or rel_err >= %.0e\n",
+               static_cast<long long>(p.m), static_cast<long long>(p.n),
+               static_cast<long long>(p.k), dtype_label(p).c_str(), layouts_name(p.layouts).c_str(),
+               ld_label(p).c_str(), static_cast<double>(p.alpha), static_cast<double>(p.beta),
+               tolerance);
+  std::fprintf(out, "%s\n", hazard_table_header().c_str());
+  for (const HazardReport& r : reports) {
+    for (const HazardRun& run : r.runs) {
+      std::fprintf(out, "%s\n", format_hazard_run(r.kernel, run, tolerance).c_str());
+    }
+  }
+  std::fprintf(out, "summary:\n");
+  for (const HazardReport& r : reports) {
+    if (r.runs.empty()) {
+      std::fprintf(out, "%s: %s\n", r.kernel.c_str(), r.status.c_str());
+      continue;
+    }
+    std::fprintf(
+        out, "%s\n",
+        format_hazard_summary(r.kernel, summarize_hazard(r.runs, tolerance), tolerance).c_str());
+    if (r.status != "ran") std::fprintf(out, "%s: then %s\n", r.kernel.c_str(), r.status.c_str());
+  }
+}
+
 void write_csv(std::ostream& out, const RunInfo& info, const std::vector<Result>& results) {
   for (const std::string& line : header_lines(info)) out << "# " << line << '\n';
   out << "M,N,K,dtype,out_dtype,layout,lda,ldb,ldc,kernel,median_ms,min_ms,max_ms,tflops,"

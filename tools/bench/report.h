@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <optional>
 #include <ostream>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,13 @@ struct RunInfo {
 std::vector<std::string> header_lines(const RunInfo& info);
 
 void print_table(std::FILE* out, const std::vector<Result>& results);
+
+// --hazard-runs: what the mode does (`runs` per kernel), once.
+void print_hazard_intro(std::FILE* out, int runs);
+// --hazard-runs: one problem's reports: a line naming the problem, one row per
+// run of every kernel, and one summary per kernel (skipped and failed kernels
+// with their status).
+void print_hazard_problem(std::FILE* out, std::span<const HazardReport> reports);
 
 // One row per result, after the header lines as '#' comments.
 void write_csv(std::ostream& out, const RunInfo& info, const std::vector<Result>& results);

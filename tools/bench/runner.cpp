@@ -146,11 +146,17 @@ class Workspace {
     a_ = DeviceBuffer(plan.a_stride * sets);
     b_ = DeviceBuffer(plan.b_stride * sets);
     c_ = DeviceBuffer(plan.c_stride * sets);
-    // fill_normal streams of different seeds are unrelated, so every operand
-    // of every set holds its own values.
-    testing::fill_normal(a_.get(), p.input, elements(a_, p.input), seed, stream);
-    testing::fill_normal(b_.get(), p.input, elements(b_, p.input), seed + 1, stream);
-    testing::fill_normal(c_.get(), p.output, elements(c_, p.output), seed + 2, stream);
+    fill(seed, stream);
+  }
+
+  // New values in every set: A from `seed`, B from seed + 1, C from seed + 2.
+  // fill_normal streams of different seeds are unrelated, so every operand
+  // of every set holds its own values.
+  void fill(std::uint64_t seed, cudaStream_t stream) {
+    testing::fill_normal(a_.get(), problem_.input, elements(a_, problem_.input), seed, stream);
+    testing::fill_normal(b_.get(), problem_.input, elements(b_, problem_.input), seed + 1, stream);
+    testing::fill_normal(c_.get(), problem_.output, elements(c_, problem_.output), seed + 2,
+                         stream);
   }
 
   int sets() const { return plan_.sets; }
@@ -197,15 +203,32 @@ class Verifier {
     sync_or_throw(stream, "reference GEMM");
   }
 
-  void verify(const Launcher& launch, Result& result) {
-    if (!run_once(launch, result)) return;
-    const testing::ErrorStats stats = testing::compare(args_, ref(), stream_);
-    result.error = stats;
+  // What two runs from the same starting C came to.
+  struct Checked {
+    testing::ErrorStats stats;  // the first run against the reference
+    bool repeatable = false;    // the second run gave the same bits
+  };
+
+  // The two runs; nullopt, with result's status set, when the launcher
+  // skipped or failed.
+  std::optional<Checked> check(const Launcher& launch, Result& result) {
+    if (!run_once(launch, result)) return std::nullopt;
+    Checked checked;
+    checked.stats = testing::compare(args_, ref(), stream_);
     check_cuda(
         cudaMemcpyAsync(first_.get(), args_.c.ptr, c_bytes_, cudaMemcpyDeviceToDevice, stream_),
         "cudaMemcpyAsync (keep the first run's C)");
-    if (!run_once(launch, result)) return;
-    const bool repeatable = testing::bitwise_equal(args_.c.ptr, first_.get(), c_bytes_);
+    if (!run_once(launch, result)) return std::nullopt;
+    checked.repeatable = testing::bitwise_equal(args_.c.ptr, first_.get(), c_bytes_);
+    return checked;
+  }
+
+  void verify(const Launcher& launch, Result& result) {
+    const std::optional<Checked> checked = check(launch, result);
+    if (!checked) return;
+    const testing::ErrorStats& stats = checked->stats;
+    const bool repeatable = checked->repeatable;
+    result.error = stats;
 
     if (stats.nonfinite > 0) {
       result.status = "FAIL(nonfinite)";
@@ -392,6 +415,98 @@ void Runner::run(const Problem& problem, std::vector<Result>& results) {
   } catch (const std::bad_alloc&) {
     // The repeat check copies C to the host twice.
     fail_unfinished("error: out of host memory");
+  }
+}
+
+void Runner::run_hazard(const Problem& problem, int runs, std::vector<HazardReport>& reports,
+                        const HazardProgress& progress) {
+  const std::size_t first_report = reports.size();
+  std::vector<const KernelInfo*> kernels;
+  const auto add_report = [&](std::string_view name, const KernelInfo* kernel) {
+    HazardReport& report = reports.emplace_back();
+    report.problem = problem;
+    report.kernel = name;
+    kernels.push_back(kernel);
+  };
+  for (const KernelInfo& kernel : registry()) {
+    if (kernel_selected(kernel.name, options_.kernel_filters)) add_report(kernel.name, &kernel);
+  }
+  add_report(kCublasName, nullptr);
+  const std::span<HazardReport> rows = std::span<HazardReport>(reports).subspan(first_report);
+
+  const auto fail_unfinished = [&rows](const std::string& status) {
+    for (HazardReport& r : rows) {
+      if (r.status != "not run" && r.status != "ran") continue;
+      r.status = "error: " + status;
+      r.failed = true;
+    }
+  };
+  try {
+    hazard_runs(problem, runs, kernels, rows, progress);
+  } catch (const testing::DeviceAllocError& e) {
+    if (e.error() != cudaErrorMemoryAllocation) throw DeviceFault(e.what());
+    fail_unfinished("out of memory: cudaMalloc of " + std::to_string(e.bytes()) + " bytes failed");
+  } catch (const std::bad_alloc&) {
+    fail_unfinished("out of host memory");
+  }
+}
+
+void Runner::hazard_runs(const Problem& problem, int runs,
+                         std::span<const KernelInfo* const> kernels,
+                         std::span<HazardReport> reports, const HazardProgress& progress) {
+  // One buffer set: nothing is timed, so L2 does not matter.
+  SetPlan plan = plan_sets(problem, device_.l2_bytes);
+  plan.sets = 1;
+  Workspace workspace(problem, plan, hazard_seed(options_.seed, 0), stream_);
+  const GemmArgs args = workspace.args(0, stream_);
+
+  // A report whose launcher is gone has been skipped or has failed.
+  std::vector<std::optional<Launcher>> launchers(reports.size());
+  const DeviceCaps caps{device_.compute_capability};
+  for (std::size_t i = 0; i < reports.size(); ++i) {
+    if (kernels[i] == nullptr) {
+      launchers[i] = cublas_launcher(cublas_);
+    } else if (std::string reason = check_constraints(kernels[i]->constraints, args, caps);
+               !reason.empty()) {
+      reports[i].status = "skipped: " + reason;
+    } else {
+      launchers[i] = tcgemm_launcher(*kernels[i]);
+    }
+  }
+
+  for (int run = 0; run < runs; ++run) {
+    const std::uint64_t seed = hazard_seed(options_.seed, run);
+    if (run > 0) workspace.fill(seed, stream_);
+    Verifier verifier(args, workspace.c_bytes(), stream_);  // this run's reference
+    for (std::size_t i = 0; i < reports.size(); ++i) {
+      if (!launchers[i]) continue;
+      Result outcome;  // the Verifier's statuses for a launch that did not run
+      outcome.kernel = reports[i].kernel;
+      std::optional<Verifier::Checked> checked;
+      try {
+        checked = verifier.check(*launchers[i], outcome);
+      } catch (const DeviceFault&) {
+        reports[i].status = outcome.status;
+        reports[i].failed = true;
+        throw;
+      }
+      if (!checked) {
+        reports[i].status = outcome.status;
+        reports[i].failed = outcome.failed;
+        launchers[i].reset();
+        continue;
+      }
+      reports[i].status = "ran";
+      reports[i].runs.push_back(HazardRun{
+          .run = run,
+          .seed = seed,
+          .rel_err = checked->stats.rel_fro,
+          .max_abs = checked->stats.max_abs,
+          .nonfinite = checked->stats.nonfinite,
+          .rerun_differs = !checked->repeatable,
+      });
+    }
+    progress(run, reports);
   }
 }
 

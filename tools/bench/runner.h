@@ -6,6 +6,7 @@
 
 #include "cuda_check.h"
 #include "device_info.h"
+#include "hazard.h"
 #include "shapes.h"
 #include "testing/testing.h"
 
@@ -15,6 +16,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -48,6 +50,20 @@ struct Result {
   int l2_sets = 1;                       // buffer sets rotated through while timing
 };
 
+// One kernel's report in --hazard-runs mode, on one problem.
+struct HazardReport {
+  Problem problem;
+  std::string kernel;
+  // "ran", "skipped: <why>", "error: <what>" (the runs before the error are
+  // kept) or "not run" (the mode stopped on a CUDA error first).
+  std::string status = "not run";
+  bool failed = false;  // a launch or the device failed: exit status 1
+  std::vector<HazardRun> runs;
+};
+
+// Called after every hazard run with the problem's reports so far.
+using HazardProgress = std::function<void(int run, std::span<const HazardReport> reports)>;
+
 struct RunOptions {
   int warmup = 5;  // launches per kernel before timing
   int iters = 30;  // timed samples per kernel
@@ -74,11 +90,25 @@ class Runner {
   // fails, with the problem's rows kept.
   void run(const Problem& problem, std::vector<Result>& results);
 
+  // --hazard-runs: appends a report for every selected registry kernel, then
+  // one for cuBLAS (the control: a correct GEMM checked the same way), and
+  // runs each of them `runs` times, run i on fresh inputs from seed
+  // hazard_seed(options.seed, i): every run is compared with the reference
+  // GEMM of its inputs and with an immediate re-run on the same inputs
+  // (docs/benchmarking.md, "Hazard mode"). Nothing is timed. Out of memory
+  // ends the problem's reports with an error, as in run(); throws DeviceFault
+  // when the CUDA context fails, with the reports so far kept.
+  void run_hazard(const Problem& problem, int runs, std::vector<HazardReport>& reports,
+                  const HazardProgress& progress);
+
  private:
   // run()'s work once the rows exist: `kernels[i]` is rows[i]'s registry
   // kernel, nullptr for cuBLAS.
   void measure(const Problem& problem, std::span<const KernelInfo* const> kernels,
                std::span<Result> rows);
+  // run_hazard()'s work once the reports exist, as measure() for run().
+  void hazard_runs(const Problem& problem, int runs, std::span<const KernelInfo* const> kernels,
+                   std::span<HazardReport> reports, const HazardProgress& progress);
 
   const DeviceInfo& device_;
   RunOptions options_;
