@@ -84,6 +84,15 @@ constexpr KernelConstraints wmma_nn_constraints(std::int64_t k_multiple, bool ve
   };
 }
 
+// Step 10: step 7's constraints, fp16 inputs only. Its bf16 instances would
+// spill under the 128-register cap of two CTAs per SM: a bf16 WMMA fragment
+// load is not an ldmatrix and takes more registers (ptxas, CUDA 13.0).
+constexpr KernelConstraints wmma_multistage_constraints() {
+  KernelConstraints c = wmma_nn_constraints(64, /*vector_ab=*/true, /*vector_c=*/true);
+  c.input_dtypes = bit(DType::kFP16);
+  return c;
+}
+
 const std::array kKernels = {
     // The Hopper ladder, one entry per worklog step. Steps 1-5 are teaching
     // steps, run only by name; from step 6 on the rank is the step number, so
@@ -181,12 +190,13 @@ const std::array kKernels = {
         &kernels::launch_hopper_12,
         /*dispatch_rank=*/12,
     },
-    // The WMMA ladder (issue 4), one entry per step of the S4000 article. All
-    // are teaching steps run by name, except the fastest safe steps, which
-    // serve NN problems (no other kernel does): step 7 (measured fastest on
-    // the H200, bench/results/h200/2026-11-29-wmma-ladder-8192.csv), and step
-    // 8 for an NN problem step 7 refuses (ldc not a multiple of 8, or C not
-    // 16-byte aligned). The hazard step never runs unasked.
+    // The WMMA ladder (issue 4), one entry per step of the S4000 article, and
+    // step 10 beyond it. All are teaching steps run by name, except the
+    // fastest safe steps, which serve NN problems (no other kernel does):
+    // step 10 for fp16 inputs, step 7 (the fastest of the article's steps on
+    // the H200, bench/results/h200/2026-11-29-wmma-ladder-8192.csv) for bf16,
+    // and step 8 for an NN problem step 7 refuses (ldc not a multiple of 8,
+    // or C not 16-byte aligned). The hazard step never runs unasked.
     KernelInfo{
         "wmma-00",
         "WMMA step 0: block + warp tiling over 16x16x16 fragments, scalar copies, C staged in "
@@ -269,6 +279,14 @@ const std::array kKernels = {
         wmma_nn_constraints(64, /*vector_ab=*/true, /*vector_c=*/true),
         &kernels::launch_wmma_09,
         /*dispatch_rank=*/0,
+    },
+    KernelInfo{
+        "wmma-10",
+        "WMMA step 10 (beyond the article): step 7's tile in a 3-stage cp.async pipeline, one "
+        "barrier per 64-deep K tile; fp16 inputs",
+        wmma_multistage_constraints(),
+        &kernels::launch_wmma_10,
+        /*dispatch_rank=*/3,
     },
 };
 

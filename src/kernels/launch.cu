@@ -1,9 +1,37 @@
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 
 #include "kernels/launch.cuh"
 
 namespace tcgemm::kernels {
+
+Status allow_dynamic_smem(const void* kernel, std::size_t bytes, std::string_view name) {
+  int device = 0;
+  int optin = 0;
+  cudaError_t err = cudaGetDevice(&device);
+  if (err == cudaSuccess) {
+    err = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
+  }
+  if (err == cudaSuccess && static_cast<std::size_t>(optin) < bytes) {
+    return {StatusCode::kNotSupported, std::string(name) + ": needs " + std::to_string(bytes) +
+                                           " bytes of shared memory per block, the device allows " +
+                                           std::to_string(optin)};
+  }
+  if (err == cudaSuccess) {
+    err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                               static_cast<int>(bytes));
+  }
+  if (err == cudaSuccess) {
+    err = cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                               cudaSharedmemCarveoutMaxShared);
+  }
+  if (err != cudaSuccess) {
+    return {StatusCode::kCudaError,
+            std::string(name) + ": device setup failed: " + cudaGetErrorString(err)};
+  }
+  return Status::success();
+}
 
 bool print_config_enabled() {
   static const bool enabled = std::getenv("TCGEMM_PRINT_CONFIG") != nullptr;

@@ -53,6 +53,13 @@ Status max_active_clusters(Kernel kernel, std::size_t smem_bytes, int threads, i
   return Status::success();
 }
 
+// Lets `kernel` take `bytes` of dynamic shared memory (above the 48 KiB a
+// launch gets without opting in) and asks for the largest shared-memory
+// carveout of the SM, so that the occupancy the kernel was sized for is not
+// lost to L1. Refuses, with kNotSupported, a size above the device's opt-in
+// limit.
+Status allow_dynamic_smem(const void* kernel, std::size_t bytes, std::string_view name);
+
 // True when the environment variable TCGEMM_PRINT_CONFIG is set: launchers
 // then print the kernel and launch shape they chose to stderr.
 bool print_config_enabled();

@@ -185,10 +185,11 @@ TEST(Registry, HasEveryWmmaLadderStepInOrder) {
   for (const KernelInfo& k : tcgemm::registry()) {
     if (k.name.starts_with("wmma-")) ladder.push_back(k.name);
   }
-  // Step 8 is the article's regrets, in two measured variants.
-  const std::vector<std::string_view> expected = {"wmma-00", "wmma-01",      "wmma-02", "wmma-03",
-                                                  "wmma-04", "wmma-05",      "wmma-06", "wmma-07",
-                                                  "wmma-08", "wmma-08-wide", "wmma-09"};
+  // Step 8 is the article's regrets, in two measured variants; step 10 goes
+  // beyond the article.
+  const std::vector<std::string_view> expected = {
+      "wmma-00", "wmma-01", "wmma-02", "wmma-03",      "wmma-04", "wmma-05",
+      "wmma-06", "wmma-07", "wmma-08", "wmma-08-wide", "wmma-09", "wmma-10"};
   EXPECT_EQ(ladder, expected);
 }
 
@@ -458,10 +459,10 @@ INSTANTIATE_TEST_SUITE_P(Steps10To12, TmaStoreLadderStep,
 
 // ---- what the WMMA ladder promises ------------------------------------------------
 // NN (A, B, C column-major), whole 128 x 128 tiles, K a multiple of the step's
-// depth (16 for steps 0-4, 64 from step 5 on), bf16 or fp16 in, any output,
-// sm_90 only. From step 1 on A and B move in 16-byte copies (lda, ldb
-// multiples of 8, 16-byte aligned); C too, except in step 0 and step 8, which
-// store C element by element.
+// depth (16 for steps 0-4, 64 from step 5 on), bf16 or fp16 in (step 10: fp16
+// only), any output, sm_90 only. From step 1 on A and B move in 16-byte copies
+// (lda, ldb multiples of 8, 16-byte aligned); C too, except in step 0 and
+// step 8, which store C element by element.
 
 GemmArgs nn_problem(std::int64_t m, std::int64_t n, std::int64_t k, DType in, DType out,
                     std::int64_t ld_pad = 0) {
@@ -480,6 +481,7 @@ struct WmmaStep {
   std::int64_t k_multiple;
   bool vector_ab;
   bool vector_c;
+  bool takes_bf16;
 };
 
 void PrintTo(const WmmaStep& step, std::ostream* os) { *os << step.name; }
@@ -503,6 +505,10 @@ TEST_P(WmmaLadderStep, AcceptsTheArticlesProblemAndTileMultiples) {
            {nn_problem(8192, 8192, 16384, in, out), nn_problem(256, 256, 256, in, out),
             nn_problem(512, 384, 1024, in, out), nn_problem(384, 256, 192, in, out, 8)}) {
         ASSERT_TRUE(tcgemm::validate(args).ok());
+        if (in == DType::kBF16 && !GetParam().takes_bf16) {
+          EXPECT_TRUE(RefusedNaming(check(args), "input dtype bf16"));
+          continue;
+        }
         EXPECT_EQ(check(args), "")
             << GetParam().name << " " << args.m << "x" << args.n << "x" << args.k << " "
             << tcgemm::to_string(in) << "->" << tcgemm::to_string(out);
@@ -576,10 +582,13 @@ TEST_P(WmmaLadderStep, RefusesBatchesAndOtherDevices) {
 }
 
 TEST_P(WmmaLadderStep, OnlyTheFastestSafeStepsAreDispatched) {
-  // NN has no other kernel: step 7 (fastest measured) serves it, step 8 what
-  // step 7 refuses (any ldc); the hazard step (a data race) never runs
-  // unless named.
-  const int rank = GetParam().name == "wmma-07" ? 2 : GetParam().name == "wmma-08" ? 1 : 0;
+  // NN has no other kernel: step 10 serves fp16 inputs, step 7 what step 10
+  // refuses (bf16), step 8 what step 7 refuses (any ldc); the hazard step (a
+  // data race) never runs unless named.
+  const int rank = GetParam().name == "wmma-10"   ? 3
+                   : GetParam().name == "wmma-07" ? 2
+                   : GetParam().name == "wmma-08" ? 1
+                                                  : 0;
   EXPECT_EQ(kernel_->dispatch_rank, rank);
   EXPECT_EQ(kernel_->description.starts_with("UNSAFE"), GetParam().name == "wmma-09");
 }
@@ -609,13 +618,13 @@ std::string wmma_step_name(const ::testing::TestParamInfo<WmmaStep>& step) {
 
 INSTANTIATE_TEST_SUITE_P(
     AllSteps, WmmaLadderStep,
-    ::testing::Values(WmmaStep{"wmma-00", 16, false, false}, WmmaStep{"wmma-01", 16, true, true},
-                      WmmaStep{"wmma-02", 16, true, true}, WmmaStep{"wmma-03", 16, true, true},
-                      WmmaStep{"wmma-04", 16, true, true}, WmmaStep{"wmma-05", 64, true, true},
-                      WmmaStep{"wmma-06", 64, true, true}, WmmaStep{"wmma-07", 64, true, true},
-                      WmmaStep{"wmma-08", 64, true, false},
-                      WmmaStep{"wmma-08-wide", 64, true, false},
-                      WmmaStep{"wmma-09", 64, true, true}),
+    ::testing::Values(
+        WmmaStep{"wmma-00", 16, false, false, true}, WmmaStep{"wmma-01", 16, true, true, true},
+        WmmaStep{"wmma-02", 16, true, true, true}, WmmaStep{"wmma-03", 16, true, true, true},
+        WmmaStep{"wmma-04", 16, true, true, true}, WmmaStep{"wmma-05", 64, true, true, true},
+        WmmaStep{"wmma-06", 64, true, true, true}, WmmaStep{"wmma-07", 64, true, true, true},
+        WmmaStep{"wmma-08", 64, true, false, true}, WmmaStep{"wmma-08-wide", 64, true, false, true},
+        WmmaStep{"wmma-09", 64, true, true, true}, WmmaStep{"wmma-10", 64, true, true, false}),
     wmma_step_name);
 
 // ---- check_constraints, one violated constraint at a time ------------------------

@@ -17,7 +17,9 @@
 // and one of B at b_s + j0 * kLdB + ks * 16 with ldm = kLdB.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -451,9 +453,11 @@ using LadderKernel = void (*)(const TIn*, std::int64_t, const TIn*, std::int64_t
                               std::int64_t, std::int64_t, std::int64_t);
 
 // Launches one CTA per BM x BN tile (the registry ensures M, N and K are
-// multiples of the tile and the layouts are NN).
+// multiples of the tile and the layouts are NN). `smem_bytes` of dynamic
+// shared memory: 0 for the steps whose buffers are static (at most 48 KiB).
 template <class Cfg, typename TIn, typename TOut>
-Status launch_tiles(LadderKernel<TIn, TOut> kernel, std::string_view name, const GemmArgs& args) {
+Status launch_tiles(LadderKernel<TIn, TOut> kernel, std::string_view name, const GemmArgs& args,
+                    std::size_t smem_bytes = 0) {
   const std::int64_t tiles_m = args.m / Cfg::BM;
   const std::int64_t tiles_n = args.n / Cfg::BN;
   constexpr std::int64_t kMaxGridX = (std::int64_t{1} << 31) - 1;
@@ -461,8 +465,23 @@ Status launch_tiles(LadderKernel<TIn, TOut> kernel, std::string_view name, const
     return {StatusCode::kNotSupported,
             std::string(name) + ": more output tiles than one grid holds"};
   }
+  if (smem_bytes > 0) {
+    const Status status =
+        allow_dynamic_smem(reinterpret_cast<const void*>(kernel), smem_bytes, name);
+    if (!status.ok()) return status;
+  }
+  if (print_config_enabled()) {
+    // What the occupancy calculator makes of the kernel's registers and shared
+    // memory: the number the step headers' "CTAs per SM" claims rest on.
+    int resident = 0;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel, Cfg::kThreads,
+                                                      smem_bytes) == cudaSuccess) {
+      std::fprintf(stderr, "tcgemm: %.*s resident CTAs per SM: %d\n", static_cast<int>(name.size()),
+                   name.data(), resident);
+    }
+  }
   return launch_kernel(
-      kernel, name, dim3(static_cast<unsigned>(tiles_m * tiles_n)), Cfg::kThreads, /*smem_bytes=*/0,
+      kernel, name, dim3(static_cast<unsigned>(tiles_m * tiles_n)), Cfg::kThreads, smem_bytes,
       /*cluster_x=*/1, args.stream, static_cast<const TIn*>(args.a.ptr), args.a.ld,
       static_cast<const TIn*>(args.b.ptr), args.b.ld, static_cast<TOut*>(args.c.ptr),
       Epilogue{args.c.ld, args.alpha, args.beta}, args.k, tiles_m, tiles_n);
