@@ -18,11 +18,14 @@
 //     last batch's tiles: the same race at the end.
 // Whether and how often the output is wrong depends on warp timing, which
 // varies with the GPU, the clocks, the other resident CTA and the inputs;
-// a run that happens to verify proves nothing. compute-sanitizer --tool
-// racecheck is the tool that names the shared-memory hazards (not run on it
-// yet). Its speed is therefore worth
-// nothing as a GEMM: any speed-up over step 7 is bought by computing a
-// different, wrong product some of the time.
+// a run that happens to verify proves nothing. compute-sanitizer racecheck
+// names the hazards: on a 256^3 NN problem, 22 reports of races between a
+// write and the fragment reads at two read sites, 50368 hazards in all
+// (bench/results/h200/2026-11-29-wmma-ladder.log).
+// ITS SPEED IS WORTH NOTHING: any speed-up over step 7 is bought by
+// computing a different, wrong product some of the time. The bench never
+// times it (it fails verification), and none of its numbers should be
+// quoted as a GEMM's.
 // What changed from the previous step (7): the __syncthreads after the math
 // of each batch is gone.
 //
@@ -32,12 +35,14 @@
 // Layout: NN. bf16 or fp16 in, bf16, fp16 or fp32 out. Needs M and N
 // multiples of 128, K a multiple of 64, lda, ldb, ldc multiples of 8, and A,
 // B, C 16-byte aligned (refused otherwise, like step 7).
-// Measured (H200, 8192 x 8192 x 16384 fp16 NN, one bench run,
-// bench/results/h200/2026-11-29-wmma-ladder-8192.csv):
-// verification FAILED (repeat): two runs on the same
-// inputs differed, and the result had max abs error 39.5 where the safe steps
-// have 0.26 (rel. Frobenius 1.5e-3 vs 2.1e-4); no speed is reported for a
-// failed kernel.
+// Measured (H200, fp16 NN, bench/results/h200/2026-11-29-wmma-ladder-*.csv):
+// 8192 x 8192 x 16384: verification FAILED (repeat): two runs on the same
+// inputs differed, and the result had max abs error 31.4 where the safe steps
+// have 0.26 (rel. Frobenius 1.5e-3 vs 2.1e-4). 4096^3: FAILED (nonfinite):
+// NaN/Inf in C, rel. error 0.42. Hazard mode (tcgemm-bench --hazard-runs,
+// bench/results/h200/2026-11-29-wmma-hazard.txt): at 1024^3 (64 CTAs, one
+// per SM) 30 runs on fresh inputs were all right and repeatable, which is
+// exactly why one clean run proves nothing.
 #include "kernels/wmma/common.cuh"
 
 namespace tcgemm::kernels {
