@@ -26,7 +26,7 @@
 // pointers (every global access is one element).
 // Measured (H200, 8192 x 8192 x 16384 fp16 NN, one bench run,
 // bench/results/h200/2026-11-29-wmma-ladder-8192.csv):
-// 44.3 TFLOP/s, 0.06x cuBLAS (769.5 TFLOP/s).
+// 45.0 TFLOP/s, 0.06x cuBLAS (775.9 TFLOP/s).
 #include "kernels/wmma/common.cuh"
 
 namespace tcgemm::kernels {

@@ -22,7 +22,7 @@
 // A, B, C 16-byte aligned (every access is 16 bytes).
 // Measured (H200, 8192 x 8192 x 16384 fp16 NN, one bench run,
 // bench/results/h200/2026-11-29-wmma-ladder-8192.csv):
-// 81.9 TFLOP/s, 0.11x cuBLAS (1.85x step 0).
+// 82.0 TFLOP/s, 0.11x cuBLAS (1.82x step 0).
 #include "kernels/wmma/common.cuh"
 
 namespace tcgemm::kernels {

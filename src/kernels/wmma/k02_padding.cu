@@ -30,7 +30,7 @@
 // B, C 16-byte aligned.
 // Measured (H200, 8192 x 8192 x 16384 fp16 NN, one bench run,
 // bench/results/h200/2026-11-29-wmma-ladder-8192.csv):
-// 160.6 TFLOP/s, 0.21x cuBLAS (1.96x step 1: the
+// 163.4 TFLOP/s, 0.21x cuBLAS (1.99x step 1: the
 // unpadded ldmatrix conflicts halved the speed; the article gained 5%).
 #include "kernels/wmma/common.cuh"
 

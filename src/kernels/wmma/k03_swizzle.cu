@@ -22,7 +22,7 @@
 // B, C 16-byte aligned.
 // Measured (H200, 8192 x 8192 x 16384 fp16 NN, one bench run,
 // bench/results/h200/2026-11-29-wmma-ladder-8192.csv):
-// 163.9 TFLOP/s, 0.21x cuBLAS (1.02x step 2).
+// 166.7 TFLOP/s, 0.21x cuBLAS (1.02x step 2).
 #include "kernels/wmma/common.cuh"
 
 namespace tcgemm::kernels {

@@ -27,7 +27,7 @@
 // B, C 16-byte aligned.
 // Measured (H200, 8192 x 8192 x 16384 fp16 NN, one bench run,
 // bench/results/h200/2026-11-29-wmma-ladder-8192.csv):
-// 189.9 TFLOP/s, 0.25x cuBLAS (1.16x step 3: the
+// 193.3 TFLOP/s, 0.25x cuBLAS (1.16x step 3: the
 // asynchronous copies do pay here, unlike on the S4000).
 #include "kernels/wmma/common.cuh"
 

@@ -22,7 +22,7 @@
 // B, C 16-byte aligned.
 // Measured (H200, 8192 x 8192 x 16384 fp16 NN, one bench run,
 // bench/results/h200/2026-11-29-wmma-ladder-8192.csv):
-// 171.3 TFLOP/s, 0.22x cuBLAS (0.90x step 4: slower,
+// 172.8 TFLOP/s, 0.22x cuBLAS (0.89x step 4: slower,
 // not faster as in the article; ptxas gives this step 166 registers, so
 // only one 256-thread CTA fits per SM until step 7's __launch_bounds__).
 #include "kernels/wmma/common.cuh"

@@ -33,9 +33,10 @@
 // B, C 16-byte aligned.
 // Measured (H200, 8192 x 8192 x 16384 fp16 NN, one bench run,
 // bench/results/h200/2026-11-29-wmma-ladder-8192.csv):
-// 319.9 TFLOP/s, 0.42x cuBLAS (1.82x step 6: mostly the
+// 321.3 TFLOP/s, 0.41x cuBLAS (1.81x step 6: mostly the
 // second resident CTA that __launch_bounds__(256, 2) buys, 126 registers
-// instead of 158); the fastest safe step, dispatched for NN (rank 2).
+// instead of 158); the fastest of the article's safe steps, dispatched for NN
+// problems step 10 refuses (bf16 inputs; rank 2).
 #include "kernels/wmma/common.cuh"
 
 namespace tcgemm::kernels {

@@ -37,8 +37,8 @@
 // and B 16-byte aligned; any ldc.
 // Measured (H200, 8192 x 8192 x 16384 fp16 NN, one bench run,
 // bench/results/h200/2026-11-29-wmma-ladder-8192.csv):
-// wmma-08 314.9 TFLOP/s, 0.41x cuBLAS (0.98x step 7);
-// wmma-08-wide 286.9 TFLOP/s, 0.37x (0.90x step 7: 254 registers, 8 warps
+// wmma-08 316.6 TFLOP/s, 0.41x cuBLAS (0.99x step 7);
+// wmma-08-wide 288.7 TFLOP/s, 0.37x (0.90x step 7: 254 registers, 8 warps
 // per SM, one slice of fragments at a time).
 #include "kernels/wmma/common.cuh"
 
