@@ -57,7 +57,9 @@ Status max_active_clusters(Kernel kernel, std::size_t smem_bytes, int threads, i
 // launch gets without opting in) and asks for the largest shared-memory
 // carveout of the SM, so that the occupancy the kernel was sized for is not
 // lost to L1. Refuses, with kNotSupported, a size above the device's opt-in
-// limit.
+// limit. Being a runtime call that needs a context, it also binds the
+// device's primary context to this thread, which the driver-level
+// cuTensorMapEncodeTiled requires: TMA kernels call it before encoding maps.
 Status allow_dynamic_smem(const void* kernel, std::size_t bytes, std::string_view name);
 
 // True when the environment variable TCGEMM_PRINT_CONFIG is set: launchers

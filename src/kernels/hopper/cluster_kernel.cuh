@@ -161,7 +161,7 @@ Status launch_typed(const GemmArgs& args, std::string_view name) {
   const std::int64_t tiles_n = sched::ceil_div(args.n, Config::BN);
   const std::int64_t units = sched::ceil_div(tiles_m, Config::kClusterM) * tiles_n;
   auto* kernel = &cluster::kernel<TIn, TOut, kMicroOpts>;
-  Status status = prepare_kernel(reinterpret_cast<const void*>(kernel), kSmemBytes<TIn>, name);
+  Status status = allow_dynamic_smem(reinterpret_cast<const void*>(kernel), kSmemBytes<TIn>, name);
   if (!status.ok()) return status;
   int resident_clusters = 0;
   status = max_active_clusters(kernel, kSmemBytes<TIn>, Config::kThreads, Config::kClusterM,

@@ -18,29 +18,6 @@ Status make_tn_tensor_maps(const GemmArgs& args, std::uint32_t box_k, std::uint3
       map_b);
 }
 
-Status prepare_kernel(const void* kernel, std::size_t bytes, std::string_view name) {
-  int device = 0;
-  int optin = 0;
-  cudaError_t err = cudaGetDevice(&device);
-  if (err == cudaSuccess) {
-    err = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
-  }
-  if (err == cudaSuccess && static_cast<std::size_t>(optin) < bytes) {
-    return {StatusCode::kNotSupported, std::string(name) + ": needs " + std::to_string(bytes) +
-                                           " bytes of shared memory per block, the device allows " +
-                                           std::to_string(optin)};
-  }
-  if (err == cudaSuccess) {
-    err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                               static_cast<int>(bytes));
-  }
-  if (err != cudaSuccess) {
-    return {StatusCode::kCudaError,
-            std::string(name) + ": device setup failed: " + cudaGetErrorString(err)};
-  }
-  return Status::success();
-}
-
 Status multiprocessor_count(int* count) {
   int device = 0;
   cudaError_t err = cudaGetDevice(&device);

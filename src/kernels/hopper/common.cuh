@@ -23,6 +23,7 @@
 
 namespace tcgemm::kernels::hopper {
 
+using kernels::allow_dynamic_smem;
 using kernels::launch_kernel;
 using kernels::max_active_clusters;
 
@@ -99,12 +100,6 @@ struct RingPosition {
 // (A) and box_k x box_n (B) elements, 128-byte swizzle.
 Status make_tn_tensor_maps(const GemmArgs& args, std::uint32_t box_k, std::uint32_t box_m,
                            std::uint32_t box_n, CUtensorMap* map_a, CUtensorMap* map_b);
-
-// Checks the device's opt-in shared-memory limit and raises `kernel`'s
-// dynamic limit to `bytes`. As a runtime call needing a context it also binds
-// the device's primary context to this thread, which the driver-level
-// cuTensorMapEncodeTiled requires: call it before make_tn_tensor_maps.
-Status prepare_kernel(const void* kernel, std::size_t bytes, std::string_view name);
 
 // Number of SMs of the current device (persistent grids size themselves by it).
 Status multiprocessor_count(int* count);

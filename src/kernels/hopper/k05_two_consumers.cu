@@ -169,8 +169,7 @@ Status launch_typed(const GemmArgs& args) {
             std::string(kName) + ": more output tiles than one grid holds"};
   }
   auto* kernel = &k05_two_consumers_kernel<TIn, TOut>;
-  Status status =
-      hopper::prepare_kernel(reinterpret_cast<const void*>(kernel), kSmemBytes<TIn>, kName);
+  Status status = allow_dynamic_smem(reinterpret_cast<const void*>(kernel), kSmemBytes<TIn>, kName);
   if (!status.ok()) return status;
   CUtensorMap map_a;
   CUtensorMap map_b;

@@ -179,8 +179,7 @@ Status launch_typed(const GemmArgs& args) {
   const std::int64_t tiles_m = sched::ceil_div(args.m, Config::BM);
   const std::int64_t tiles_n = sched::ceil_div(args.n, Config::BN);
   auto* kernel = &k06_persistent_kernel<TIn, TOut>;
-  Status status =
-      hopper::prepare_kernel(reinterpret_cast<const void*>(kernel), kSmemBytes<TIn>, kName);
+  Status status = allow_dynamic_smem(reinterpret_cast<const void*>(kernel), kSmemBytes<TIn>, kName);
   if (!status.ok()) return status;
   CUtensorMap map_a;
   CUtensorMap map_b;

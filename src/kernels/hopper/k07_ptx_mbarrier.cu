@@ -150,8 +150,7 @@ Status launch_typed(const GemmArgs& args) {
   const std::int64_t tiles =
       sched::ceil_div(args.m, Config::BM) * sched::ceil_div(args.n, Config::BN);
   auto* kernel = &hopper07_kernel<TIn, TOut>;
-  Status status =
-      hopper::prepare_kernel(reinterpret_cast<const void*>(kernel), kSmemBytes<TIn>, kName);
+  Status status = allow_dynamic_smem(reinterpret_cast<const void*>(kernel), kSmemBytes<TIn>, kName);
   if (!status.ok()) return status;
   int sms = 0;
   if (status = hopper::multiprocessor_count(&sms); !status.ok()) return status;

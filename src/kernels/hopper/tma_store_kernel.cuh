@@ -243,7 +243,7 @@ Status launch_typed(const GemmArgs& args, std::string_view name) {
   }
   auto* kernel = &tma_store::kernel<TIn, TOut, Order, Cfg>;
   constexpr std::size_t kSmem = kSmemBytes<TIn, TOut, Cfg>;
-  Status status = prepare_kernel(reinterpret_cast<const void*>(kernel), kSmem, name);
+  Status status = allow_dynamic_smem(reinterpret_cast<const void*>(kernel), kSmem, name);
   if (!status.ok()) return status;
   int resident_clusters = 0;
   status = max_active_clusters(kernel, kSmem, Cfg::kThreads, Cfg::kClusterM, &resident_clusters);
