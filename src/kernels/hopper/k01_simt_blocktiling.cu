@@ -23,7 +23,7 @@
 // multiples of 8 elements and A and B 16-byte aligned (the same promise as
 // the TMA steps).
 // Measured (H200, bench/results/h200/2026-11-29-hopper-ladder.csv, same-run
-// cuBLAS): 38 TFLOP/s = 0.05x at 4096^3, 37 TFLOP/s = 0.05x at 8192^3 (bf16, TN).
+// cuBLAS): 38 TFLOP/s = 0.05x at 4096^3, 36 TFLOP/s = 0.05x at 8192^3 (bf16, TN).
 #include <cstdint>
 #include <string>
 

@@ -25,7 +25,7 @@
 // the full box bytes) and the epilogue masks; lda and ldb must be multiples
 // of 8 elements and A and B 16-byte aligned (TMA strides and addresses).
 // Measured (H200, bench/results/h200/2026-11-29-hopper-ladder.csv, same-run
-// cuBLAS): 357 TFLOP/s = 0.45x at 4096^3, 295 TFLOP/s = 0.37x at 8192^3 (bf16, TN).
+// cuBLAS): 353 TFLOP/s = 0.44x at 4096^3, 302 TFLOP/s = 0.38x at 8192^3 (bf16, TN).
 #include <cstdint>
 #include <cuda/barrier>
 #include <string>

@@ -23,7 +23,7 @@
 // the full box bytes) and the epilogue masks; lda and ldb must be multiples
 // of 8 elements and A and B 16-byte aligned (TMA strides and addresses).
 // Measured (H200, bench/results/h200/2026-11-29-hopper-ladder.csv, same-run
-// cuBLAS): 541 TFLOP/s = 0.68x at 4096^3, 607 TFLOP/s = 0.76x at 8192^3 (bf16, TN).
+// cuBLAS): 538 TFLOP/s = 0.67x at 4096^3, 607 TFLOP/s = 0.76x at 8192^3 (bf16, TN).
 #include <cstdint>
 #include <cuda/barrier>
 #include <string>

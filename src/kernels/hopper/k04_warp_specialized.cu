@@ -32,7 +32,7 @@
 // the full box bytes) and the epilogue masks; lda and ldb must be multiples
 // of 8 elements and A and B 16-byte aligned (TMA strides and addresses).
 // Measured (H200, bench/results/h200/2026-11-29-hopper-ladder.csv, same-run
-// cuBLAS): 367 TFLOP/s = 0.46x at 4096^3, 379 TFLOP/s = 0.48x at 8192^3 (bf16, TN).
+// cuBLAS): 362 TFLOP/s = 0.45x at 4096^3, 381 TFLOP/s = 0.48x at 8192^3 (bf16, TN).
 #include <cstdint>
 #include <cuda/barrier>
 #include <string>

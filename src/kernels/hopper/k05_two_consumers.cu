@@ -28,7 +28,7 @@
 // the full box bytes) and the epilogue masks; lda and ldb must be multiples
 // of 8 elements and A and B 16-byte aligned (TMA strides and addresses).
 // Measured (H200, bench/results/h200/2026-11-29-hopper-ladder.csv, same-run
-// cuBLAS): 567 TFLOP/s = 0.71x at 4096^3, 597 TFLOP/s = 0.75x at 8192^3 (bf16, TN).
+// cuBLAS): 561 TFLOP/s = 0.70x at 4096^3, 597 TFLOP/s = 0.75x at 8192^3 (bf16, TN).
 #include <cstdint>
 #include <cuda/barrier>
 #include <string>

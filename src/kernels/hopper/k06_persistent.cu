@@ -30,7 +30,7 @@
 // the full box bytes) and the epilogue masks; lda and ldb must be multiples
 // of 8 elements and A and B 16-byte aligned (TMA strides and addresses).
 // Measured (H200, bench/results/h200/2026-11-29-hopper-ladder.csv, same-run
-// cuBLAS): 590 TFLOP/s = 0.74x at 4096^3, 623 TFLOP/s = 0.78x at 8192^3 (bf16, TN).
+// cuBLAS): 583 TFLOP/s = 0.73x at 4096^3, 615 TFLOP/s = 0.77x at 8192^3 (bf16, TN).
 #include <algorithm>
 #include <cstdint>
 #include <cuda/barrier>

@@ -19,7 +19,7 @@
 // Layout TN (A row-major, B column-major, C column-major); any M, N, K >= 1
 // (TMA zero-fills edges, the epilogue masks); lda, ldb multiples of 8.
 // Measured (H200, bench/results/h200/2026-11-29-hopper-ladder.csv, same-run
-// cuBLAS): 720 TFLOP/s = 0.90x at 4096^3, 770 TFLOP/s = 0.97x at 8192^3 (bf16, TN).
+// cuBLAS): 718 TFLOP/s = 0.90x at 4096^3, 769 TFLOP/s = 0.96x at 8192^3 (bf16, TN).
 #include <algorithm>
 #include <cstdint>
 #include <string>

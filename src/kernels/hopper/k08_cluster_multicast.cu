@@ -24,7 +24,7 @@
 // the last pair computing an all-out-of-bounds tile, which it never stores);
 // lda, ldb multiples of 8.
 // Measured (H200, bench/results/h200/2026-11-29-hopper-ladder.csv, same-run
-// cuBLAS): 718 TFLOP/s = 0.90x at 4096^3, 765 TFLOP/s = 0.96x at 8192^3 (bf16, TN).
+// cuBLAS): 716 TFLOP/s = 0.90x at 4096^3, 766 TFLOP/s = 0.96x at 8192^3 (bf16, TN).
 #include <algorithm>
 #include <cstdint>
 #include <string>

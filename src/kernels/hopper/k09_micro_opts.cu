@@ -14,7 +14,7 @@
 // 384 threads, 4 stages, persistent grid of resident clusters, grouped order.
 // Layout TN; any M, N, K >= 1; lda, ldb multiples of 8.
 // Measured (H200, bench/results/h200/2026-11-29-hopper-ladder.csv, same-run
-// cuBLAS): 716 TFLOP/s = 0.90x at 4096^3, 761 TFLOP/s = 0.96x at 8192^3 (bf16, TN).
+// cuBLAS): 714 TFLOP/s = 0.89x at 4096^3, 763 TFLOP/s = 0.95x at 8192^3 (bf16, TN).
 #include <algorithm>
 #include <cstdint>
 #include <string>

@@ -21,7 +21,7 @@
 // aligned; bf16 or fp16 output (fp32 output is refused: its 256-byte columns
 // need a second box per column; the dispatcher falls back to step 9).
 // Measured (H200, bench/results/h200/2026-11-29-hopper-ladder.csv, same-run
-// cuBLAS): 745 TFLOP/s = 0.93x at 4096^3, 786 TFLOP/s = 0.99x at 8192^3 (bf16, TN).
+// cuBLAS): 735 TFLOP/s = 0.92x at 4096^3, 783 TFLOP/s = 0.98x at 8192^3 (bf16, TN).
 #include "kernels/hopper/tma_store_kernel.cuh"
 
 namespace tcgemm::kernels {

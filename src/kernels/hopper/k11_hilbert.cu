@@ -16,7 +16,7 @@
 // Layout TN; any M, N, K >= 1; lda, ldb, ldc multiples of 8; C 16-byte
 // aligned; bf16 or fp16 output.
 // Measured (H200, bench/results/h200/2026-11-29-hopper-ladder.csv, same-run
-// cuBLAS): 739 TFLOP/s = 0.93x at 4096^3, 781 TFLOP/s = 0.98x at 8192^3 (bf16, TN).
+// cuBLAS): 731 TFLOP/s = 0.92x at 4096^3, 777 TFLOP/s = 0.97x at 8192^3 (bf16, TN).
 #include "kernels/hopper/tma_store_kernel.cuh"
 
 namespace tcgemm::kernels {
