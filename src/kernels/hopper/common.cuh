@@ -10,6 +10,7 @@
 #include <cuda.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -19,6 +20,7 @@
 #include "kernels/kernels.h"
 #include "kernels/launch.cuh"
 #include "kernels/numeric.cuh"
+#include "sched/tile_order.h"
 #include "tensor_map.h"
 
 namespace tcgemm::kernels::hopper {
@@ -103,6 +105,42 @@ Status make_tn_tensor_maps(const GemmArgs& args, std::uint32_t box_k, std::uint3
 
 // Number of SMs of the current device (persistent grids size themselves by it).
 Status multiprocessor_count(int* count);
+
+// How many CTAs a ladder step launches: one per output tile, or one per SM
+// looping over tiles (persistent).
+enum class Grid { kOnePerTile, kOnePerSm };
+
+// The launch steps 2-7 share. Their kernels take (map_a, map_b, epilogue,
+// tiles_m, tiles_n, k_tiles) for Cfg's BM x BN x BK tile and Cfg::kThreads
+// threads. Raises the kernel's shared-memory limit (which also binds the
+// context cuTensorMapEncodeTiled needs), encodes A's and B's maps with boxes
+// BK x BM and BK x BN, and launches the grid `grid` asks for.
+template <typename Cfg, typename... Params>
+Status launch_tn_step(void (*kernel)(Params...), std::string_view name, const GemmArgs& args,
+                      std::size_t smem_bytes, Grid grid) {
+  const std::int64_t tiles_m = sched::ceil_div(args.m, Cfg::BM);
+  const std::int64_t tiles_n = sched::ceil_div(args.n, Cfg::BN);
+  Status status = allow_dynamic_smem(reinterpret_cast<const void*>(kernel), smem_bytes, name);
+  if (!status.ok()) return status;
+  std::int64_t ctas = tiles_m * tiles_n;
+  if (grid == Grid::kOnePerSm) {
+    int sms = 0;
+    if (status = multiprocessor_count(&sms); !status.ok()) return status;
+    ctas = std::min<std::int64_t>(sms, ctas);
+  }
+  constexpr std::int64_t kMaxGridX = (std::int64_t{1} << 31) - 1;
+  if (ctas > kMaxGridX) {
+    return {StatusCode::kNotSupported,
+            std::string(name) + ": more output tiles than one grid holds"};
+  }
+  CUtensorMap map_a;
+  CUtensorMap map_b;
+  status = make_tn_tensor_maps(args, Cfg::BK, Cfg::BM, Cfg::BN, &map_a, &map_b);
+  if (!status.ok()) return status;
+  return launch_kernel(kernel, name, dim3(static_cast<unsigned>(ctas)), Cfg::kThreads, smem_bytes,
+                       /*cluster_x=*/1, args.stream, map_a, map_b, epilogue_params(args), tiles_m,
+                       tiles_n, static_cast<int>(sched::ceil_div(args.k, Cfg::BK)));
+}
 
 // Calls launch.template operator()<TIn, TOut>() for the problem's input and
 // output dtypes (inputs are bf16 or fp16: the registry constraints ensure it).

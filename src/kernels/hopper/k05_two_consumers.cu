@@ -161,26 +161,8 @@ constexpr std::string_view kName = "hopper-05";
 
 template <typename TIn, typename TOut>
 Status launch_typed(const GemmArgs& args) {
-  const std::int64_t tiles_m = sched::ceil_div(args.m, Config::BM);
-  const std::int64_t tiles_n = sched::ceil_div(args.n, Config::BN);
-  constexpr std::int64_t kMaxGridX = (std::int64_t{1} << 31) - 1;
-  if (tiles_m * tiles_n > kMaxGridX) {
-    return {StatusCode::kNotSupported,
-            std::string(kName) + ": more output tiles than one grid holds"};
-  }
-  auto* kernel = &k05_two_consumers_kernel<TIn, TOut>;
-  Status status = allow_dynamic_smem(reinterpret_cast<const void*>(kernel), kSmemBytes<TIn>, kName);
-  if (!status.ok()) return status;
-  CUtensorMap map_a;
-  CUtensorMap map_b;
-  status = hopper::make_tn_tensor_maps(args, Config::BK, Config::BM, Config::BN, &map_a, &map_b);
-  if (!status.ok()) return status;
-
-  const int k_tiles = static_cast<int>(sched::ceil_div(args.k, Config::BK));
-  return hopper::launch_kernel(kernel, kName, static_cast<unsigned>(tiles_m * tiles_n),
-                               Config::kThreads, kSmemBytes<TIn>, /*cluster_x=*/1, args.stream,
-                               map_a, map_b, hopper::epilogue_params(args), tiles_m, tiles_n,
-                               k_tiles);
+  return hopper::launch_tn_step<Config>(&k05_two_consumers_kernel<TIn, TOut>, kName, args,
+                                        kSmemBytes<TIn>, hopper::Grid::kOnePerTile);
 }
 
 }  // namespace

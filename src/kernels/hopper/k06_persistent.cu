@@ -176,27 +176,8 @@ constexpr std::string_view kName = "hopper-06";
 
 template <typename TIn, typename TOut>
 Status launch_typed(const GemmArgs& args) {
-  const std::int64_t tiles_m = sched::ceil_div(args.m, Config::BM);
-  const std::int64_t tiles_n = sched::ceil_div(args.n, Config::BN);
-  auto* kernel = &k06_persistent_kernel<TIn, TOut>;
-  Status status = allow_dynamic_smem(reinterpret_cast<const void*>(kernel), kSmemBytes<TIn>, kName);
-  if (!status.ok()) return status;
-  CUtensorMap map_a;
-  CUtensorMap map_b;
-  status = hopper::make_tn_tensor_maps(args, Config::BK, Config::BM, Config::BN, &map_a, &map_b);
-  if (!status.ok()) return status;
-
-  int sms = 0;
-  status = hopper::multiprocessor_count(&sms);
-  if (!status.ok()) return status;
-  // One CTA per SM (a CTA takes most of an SM's shared memory), fewer when
-  // there are fewer tiles.
-  const std::int64_t grid = std::min<std::int64_t>(sms, tiles_m * tiles_n);
-
-  const int k_tiles = static_cast<int>(sched::ceil_div(args.k, Config::BK));
-  return hopper::launch_kernel(kernel, kName, static_cast<unsigned>(grid), Config::kThreads,
-                               kSmemBytes<TIn>, /*cluster_x=*/1, args.stream, map_a, map_b,
-                               hopper::epilogue_params(args), tiles_m, tiles_n, k_tiles);
+  return hopper::launch_tn_step<Config>(&k06_persistent_kernel<TIn, TOut>, kName, args,
+                                        kSmemBytes<TIn>, hopper::Grid::kOnePerSm);
 }
 
 }  // namespace

@@ -147,23 +147,8 @@ __global__ void __launch_bounds__(Config::kThreads, 1)
 
 template <typename TIn, typename TOut>
 Status launch_typed(const GemmArgs& args) {
-  const std::int64_t tiles =
-      sched::ceil_div(args.m, Config::BM) * sched::ceil_div(args.n, Config::BN);
-  auto* kernel = &hopper07_kernel<TIn, TOut>;
-  Status status = allow_dynamic_smem(reinterpret_cast<const void*>(kernel), kSmemBytes<TIn>, kName);
-  if (!status.ok()) return status;
-  int sms = 0;
-  if (status = hopper::multiprocessor_count(&sms); !status.ok()) return status;
-  CUtensorMap map_a;
-  CUtensorMap map_b;
-  status = hopper::make_tn_tensor_maps(args, Config::BK, Config::BM, Config::BN, &map_a, &map_b);
-  if (!status.ok()) return status;
-
-  const auto grid = static_cast<unsigned>(std::min<std::int64_t>(sms, tiles));
-  return hopper::launch_kernel(
-      kernel, kName, grid, Config::kThreads, kSmemBytes<TIn>, 1, args.stream, map_a, map_b,
-      hopper::epilogue_params(args), sched::ceil_div(args.m, Config::BM),
-      sched::ceil_div(args.n, Config::BN), static_cast<int>(sched::ceil_div(args.k, Config::BK)));
+  return hopper::launch_tn_step<Config>(&hopper07_kernel<TIn, TOut>, kName, args, kSmemBytes<TIn>,
+                                        hopper::Grid::kOnePerSm);
 }
 
 }  // namespace
