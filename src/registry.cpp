@@ -190,6 +190,13 @@ const std::array kKernels = {
         &kernels::launch_hopper_12,
         /*dispatch_rank=*/12,
     },
+    KernelInfo{
+        "hopper-13",
+        "Hopper step 13 (beyond the worklog): step 12 with the C tile written by stmatrix",
+        tma_store_constraints(),
+        &kernels::launch_hopper_13,
+        /*dispatch_rank=*/13,
+    },
     // The WMMA ladder (issue 4), one entry per step of the S4000 article, and
     // step 10 beyond it. All are teaching steps run by name, except the
     // fastest safe steps, which serve NN problems (no other kernel does):

@@ -34,4 +34,20 @@ __device__ __forceinline__ void named_barrier_sync(int id, int threads) {
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 
+// stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 (PTX ISA, "Warp-level matrix
+// store instruction: stmatrix"; sm_90): the warp stores four 8 x 8 matrices of
+// 16-bit elements, transposed. Register i of every thread holds two elements
+// of matrix i in the mma accumulator layout (thread t: row t / 4, columns
+// 2 (t % 4) and 2 (t % 4) + 1, low half first); lanes 8i .. 8i + 7 give the
+// 16-byte-aligned addresses of matrix i's stored rows, which (transposed) are
+// its columns.
+__device__ __forceinline__ void stmatrix_x4_trans(void* row_address, std::uint32_t r0,
+                                                  std::uint32_t r1, std::uint32_t r2,
+                                                  std::uint32_t r3) {
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(
+                   smem_addr(row_address)),
+               "r"(r0), "r"(r1), "r"(r2), "r"(r3)
+               : "memory");
+}
+
 }  // namespace tcgemm::ptx

@@ -2,10 +2,9 @@
 // and check_constraints refuses every kind of violated constraint with a
 // message naming it (and accepts a conforming problem). Constraints are data,
 // so all of this runs on the CPU.
+#include <gtest/gtest.h>
 #include <tcgemm/registry.h>
 #include <tcgemm/tcgemm.h>
-
-#include <gtest/gtest.h>
 
 #include <cstdint>
 #include <ostream>
@@ -67,7 +66,9 @@ DeviceCaps device_for(const KernelConstraints& c) {
 
 // A refusal: non-empty and containing `needle`.
 ::testing::AssertionResult RefusedNaming(const std::string& reason, std::string_view needle) {
-  if (reason.empty()) return ::testing::AssertionFailure() << "accepted; expected a refusal naming '" << needle << "'";
+  if (reason.empty())
+    return ::testing::AssertionFailure()
+           << "accepted; expected a refusal naming '" << needle << "'";
   if (reason.find(needle) == std::string::npos) {
     return ::testing::AssertionFailure() << "refusal does not name '" << needle << "': " << reason;
   }
@@ -124,7 +125,8 @@ TEST(Registry, NamesAreUsableAsFilterTokens) {
 TEST(Registry, EveryKernelHasADescriptionAndALauncher) {
   for (const KernelInfo& k : tcgemm::registry()) {
     EXPECT_FALSE(k.description.empty()) << k.name;
-    EXPECT_EQ(k.description.find('\n'), std::string_view::npos) << k.name << ": description is one line";
+    EXPECT_EQ(k.description.find('\n'), std::string_view::npos)
+        << k.name << ": description is one line";
     EXPECT_NE(k.launch, nullptr) << k.name;
   }
 }
@@ -175,8 +177,8 @@ TEST(Registry, HasEveryHopperLadderStepInOrder) {
     if (k.name.starts_with("hopper-")) ladder.push_back(k.name);
   }
   const std::vector<std::string_view> expected = {
-      "hopper-01", "hopper-02", "hopper-03", "hopper-04", "hopper-05", "hopper-06",
-      "hopper-07", "hopper-08", "hopper-09", "hopper-10", "hopper-11", "hopper-12"};
+      "hopper-01", "hopper-02", "hopper-03", "hopper-04", "hopper-05", "hopper-06", "hopper-07",
+      "hopper-08", "hopper-09", "hopper-10", "hopper-11", "hopper-12", "hopper-13"};
   EXPECT_EQ(ladder, expected);
 }
 
@@ -187,9 +189,9 @@ TEST(Registry, HasEveryWmmaLadderStepInOrder) {
   }
   // Step 8 is the article's regrets, in two measured variants; step 10 goes
   // beyond the article.
-  const std::vector<std::string_view> expected = {
-      "wmma-00", "wmma-01", "wmma-02", "wmma-03",      "wmma-04", "wmma-05",
-      "wmma-06", "wmma-07", "wmma-08", "wmma-08-wide", "wmma-09", "wmma-10"};
+  const std::vector<std::string_view> expected = {"wmma-00", "wmma-01",      "wmma-02", "wmma-03",
+                                                  "wmma-04", "wmma-05",      "wmma-06", "wmma-07",
+                                                  "wmma-08", "wmma-08-wide", "wmma-09", "wmma-10"};
   EXPECT_EQ(ladder, expected);
 }
 
@@ -308,9 +310,9 @@ TEST_P(RaggedLadderStep, AcceptsRaggedTnShapesWithAlignedLeadingDimensions) {
   struct Shape {
     std::int64_t m, n, k;
   };
-  for (Shape s : {Shape{1, 1, 8}, Shape{17, 9, 40}, Shape{129, 257, 72}, Shape{1000, 1000, 8},
-                  Shape{4095, 4097, 4096}, Shape{1, 4096, 64}, Shape{4096, 1, 64},
-                  Shape{8192, 8192, 8192}}) {
+  for (Shape s :
+       {Shape{1, 1, 8}, Shape{17, 9, 40}, Shape{129, 257, 72}, Shape{1000, 1000, 8},
+        Shape{4095, 4097, 4096}, Shape{1, 4096, 64}, Shape{4096, 1, 64}, Shape{8192, 8192, 8192}}) {
     for (DType in : {DType::kBF16, DType::kFP16}) {
       for (DType out : {DType::kBF16, DType::kFP16, DType::kFP32}) {
         for (std::int64_t ldc_pad : {0, 3}) {
@@ -407,7 +409,8 @@ std::string step_test_name(const ::testing::TestParamInfo<std::string_view>& ste
 INSTANTIATE_TEST_SUITE_P(AllSteps, LadderStep,
                          ::testing::Values("hopper-01", "hopper-02", "hopper-03", "hopper-04",
                                            "hopper-05", "hopper-06", "hopper-07", "hopper-08",
-                                           "hopper-09", "hopper-10", "hopper-11", "hopper-12"),
+                                           "hopper-09", "hopper-10", "hopper-11", "hopper-12",
+                                           "hopper-13"),
                          step_test_name);
 
 INSTANTIATE_TEST_SUITE_P(Steps1To9, RaggedLadderStep,
@@ -416,7 +419,7 @@ INSTANTIATE_TEST_SUITE_P(Steps1To9, RaggedLadderStep,
                                            "hopper-09"),
                          step_test_name);
 
-// Steps 10-12 store C through TMA: besides the above, 16-bit output, ldc a
+// Steps 10-13 store C through TMA: besides the above, 16-bit output, ldc a
 // multiple of 8, C 16-byte aligned, and M a multiple of 8 (a TMA store clips
 // the contiguous dimension only at 16-byte granularity, measured on the H200).
 class TmaStoreLadderStep : public LadderStep {};
@@ -449,12 +452,12 @@ TEST_P(TmaStoreLadderStep, RefusesFp32Output) {
 }
 
 TEST_P(TmaStoreLadderStep, RefusesLdcThatIsNotAMultipleOf8) {
-  EXPECT_TRUE(RefusedNaming(check(tn_problem(128, 256, 64, DType::kBF16, DType::kBF16, 3)),
-                            "ldc=131"));
+  EXPECT_TRUE(
+      RefusedNaming(check(tn_problem(128, 256, 64, DType::kBF16, DType::kBF16, 3)), "ldc=131"));
 }
 
-INSTANTIATE_TEST_SUITE_P(Steps10To12, TmaStoreLadderStep,
-                         ::testing::Values("hopper-10", "hopper-11", "hopper-12"),
+INSTANTIATE_TEST_SUITE_P(Steps10To13, TmaStoreLadderStep,
+                         ::testing::Values("hopper-10", "hopper-11", "hopper-12", "hopper-13"),
                          step_test_name);
 
 // ---- what the WMMA ladder promises ------------------------------------------------
@@ -646,9 +649,12 @@ TEST_F(CheckConstraints, AcceptsAnyComputeCapabilityWhenNoneIsRequired) {
 }
 
 TEST_F(CheckConstraints, RefusesTheWrongComputeCapability) {
-  EXPECT_TRUE(RefusedNaming(tcgemm::check_constraints(c_, args_, DeviceCaps{89}), "compute capability"));
-  EXPECT_TRUE(RefusedNaming(tcgemm::check_constraints(c_, args_, DeviceCaps{100}), "compute capability"));
-  EXPECT_TRUE(RefusedNaming(tcgemm::check_constraints(c_, args_, DeviceCaps{0}), "compute capability"));
+  EXPECT_TRUE(
+      RefusedNaming(tcgemm::check_constraints(c_, args_, DeviceCaps{89}), "compute capability"));
+  EXPECT_TRUE(
+      RefusedNaming(tcgemm::check_constraints(c_, args_, DeviceCaps{100}), "compute capability"));
+  EXPECT_TRUE(
+      RefusedNaming(tcgemm::check_constraints(c_, args_, DeviceCaps{0}), "compute capability"));
 }
 
 TEST_F(CheckConstraints, RefusesAnInputDTypeNotListed) {
@@ -693,7 +699,8 @@ TEST_F(CheckConstraints, RefusesSizesThatAreNotMultiples) {
 
 TEST_F(CheckConstraints, RefusesLdaThatIsNotAMultiple) {
   args_.a.ld += 1;
-  EXPECT_TRUE(RefusedNaming(check(), "lda=" + std::to_string(args_.a.ld) + " is not a multiple of 8"));
+  EXPECT_TRUE(
+      RefusedNaming(check(), "lda=" + std::to_string(args_.a.ld) + " is not a multiple of 8"));
 }
 
 TEST_F(CheckConstraints, RefusesLdbThatIsNotAMultiple) {

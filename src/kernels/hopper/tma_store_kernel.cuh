@@ -1,5 +1,5 @@
-// The kernel of Hopper ladder steps 10-12 (k10_tma_store.cu, k11_hilbert.cu,
-// k12_four_stages.cu): persistent clusters of 2 with B multicast, scale-d = 0,
+// The kernel of Hopper ladder steps 10-13 (k10_tma_store.cu, k11_hilbert.cu,
+// k12_four_stages.cu, k13_stmatrix.cu): persistent clusters of 2 with B multicast, scale-d = 0,
 // and C staged in swizzled shared memory and written by TMA stores. The steps
 // differ in the order tile pairs are visited (Order: as in CUTLASS, a
 // scheduler swap is one template argument) and in Cfg (ring depth, C columns
@@ -8,7 +8,9 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <string>
+#include <type_traits>
 
 #include "kernels/hopper/common.cuh"
 #include "ptx/cluster.cuh"
@@ -26,13 +28,16 @@ namespace tcgemm::kernels::hopper::tma_store {
 // 256 / kCCols stores through one kCCols-column shared buffer, so a smaller
 // kCCols frees shared memory for the ring (steps 10-11: 3 stages, whole
 // slices; step 12: 4 stages, half slices).
-template <int kStagesT, int kCColsT>
+template <int kStagesT, int kCColsT, bool kStmatrixT = false>
 struct TmaStoreConfig {
   static constexpr int BM = 128;
   static constexpr int BN = 256;
   static constexpr int BK = 64;  // 64 x 2 bytes = 128 bytes: one swizzle row
   static constexpr int kStages = kStagesT;
   static constexpr int kCCols = kCColsT;
+  // Write the C buffer with stmatrix (four 8 x 8 blocks per instruction)
+  // instead of one 2-byte store per element (step 13).
+  static constexpr bool kStmatrix = kStmatrixT;
   static constexpr int kConsumers = 2;
   static constexpr int kWarpgroupThreads = 128;
   static constexpr int kThreads = (1 + kConsumers) * kWarpgroupThreads;
@@ -97,6 +102,60 @@ __device__ __forceinline__ void stage_c_part(const float (&acc)[Cfg::BN / 2], TO
   }
 }
 
+// Packs two fp32 values as the 16-bit pair stmatrix stores (low half first).
+template <typename TOut>
+__device__ __forceinline__ std::uint32_t pack_pair(float lo, float hi) {
+  std::uint32_t bits;
+  if constexpr (std::is_same_v<TOut, __nv_bfloat16>) {
+    const __nv_bfloat162 pair = __floats2bfloat162_rn(lo, hi);
+    std::memcpy(&bits, &pair, sizeof bits);
+  } else {
+    const __half2 pair = __floats2half2_rn(lo, hi);
+    std::memcpy(&bits, &pair, sizeof bits);
+  }
+  return bits;
+}
+
+// stage_c_part with stmatrix: each instruction stores two 8-column chunks of
+// the warp's 16 rows (four 8 x 8 blocks: chunk jj top and bottom, chunk jj + 1
+// top and bottom), transposed so that each stored 16-byte row is 8
+// consecutive rows of one column of the column-major buffer. 8 lanes address
+// one block's 8 columns, which the swizzle puts in 8 distinct 16-byte bank
+// groups: conflict-free.
+template <typename TOut, typename Cfg, int kPart>
+__device__ __forceinline__ void stage_c_part_stmatrix(const float (&acc)[Cfg::BN / 2], TOut* c_tile,
+                                                      const EpilogueParams& p, std::int64_t row0,
+                                                      std::int64_t col0) {
+  const int lane = threadIdx.x % 32;
+  const int warp_row = ((threadIdx.x % Cfg::kWarpgroupThreads) / 32) * 16;
+  const TOut* c = static_cast<const TOut*>(p.c);
+  constexpr int kChunks = Cfg::kCCols / 8;
+  // The block this lane addresses, and which of its columns.
+  const int block = lane / 8;
+  const int block_col = lane % 8;
+#pragma unroll
+  for (int jj = 0; jj < kChunks; jj += 2) {
+    std::uint32_t regs[4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const int j = kPart * kChunks + jj + i / 2;  // chunk within the slice
+      const int half = i % 2;                      // rows 0-7 or 8-15 of the warp
+      float lo = p.alpha * acc[4 * j + 2 * half];
+      float hi = p.alpha * acc[4 * j + 2 * half + 1];
+      if (p.beta != 0.0f) {
+        const std::int64_t r = row0 + warp_row + half * 8 + lane / 4;
+        const std::int64_t col = col0 + (jj + i / 2) * 8 + 2 * (lane % 4);
+        if (r < p.m && col < p.n) lo += p.beta * to_float(c[col * p.ldc + r]);
+        if (r < p.m && col + 1 < p.n) hi += p.beta * to_float(c[(col + 1) * p.ldc + r]);
+      }
+      regs[i] = pack_pair<TOut>(lo, hi);
+    }
+    const int col = (jj + block / 2) * 8 + block_col;
+    const int row = warp_row + (block % 2) * 8;
+    ptx::stmatrix_x4_trans(c_tile + swizzled_c_index(row, col), regs[0], regs[1], regs[2], regs[3]);
+  }
+}
+
 // Stores one consumer's 64 x BN slice as BN / kCCols TMA stores through its
 // kCCols-column buffer. Before the buffer is rewritten, its issuing thread
 // (the leader) waits until the previous store has read it, and a warpgroup
@@ -110,7 +169,11 @@ __device__ __forceinline__ void store_slice(const float (&acc)[Cfg::BN / 2], TOu
   const std::int64_t part_col0 = col0 + kPart * Cfg::kCCols;
   if (leader) ptx::tma_store_wait_read<0>();
   ptx::named_barrier_sync(barrier, Cfg::kWarpgroupThreads);
-  stage_c_part<TOut, Cfg, kPart>(acc, c_tile, p, row0, part_col0);
+  if constexpr (Cfg::kStmatrix) {
+    stage_c_part_stmatrix<TOut, Cfg, kPart>(acc, c_tile, p, row0, part_col0);
+  } else {
+    stage_c_part<TOut, Cfg, kPart>(acc, c_tile, p, row0, part_col0);
+  }
   ptx::fence_proxy_async_shared();
   ptx::named_barrier_sync(barrier, Cfg::kWarpgroupThreads);
   if (leader) {
