@@ -290,7 +290,7 @@ INSTANTIATE_TEST_SUITE_P(AllKernels, KernelVsReference,
                          case_param_name);
 
 // ---- repeatability ------------------------------------------------------------
-// The same inputs give bit-identical outputs run after run (BENCHMARK.md).
+// The same inputs give bit-identical outputs run after run (docs/benchmarking.md).
 
 std::vector<KernelCase> repeat_cases() {
   std::vector<KernelCase> cases;
