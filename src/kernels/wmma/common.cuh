@@ -290,7 +290,31 @@ struct AsyncCopier {
     a_src += (Cfg::BK / kRowsPerVectorA) * a_vector_step;
     b_src += Cfg::BK;
   }
+
+  // Steps 10-11: the whole batch, A then B, and on to the next.
+  __device__ __forceinline__ void copy_tile(TIn* a_s, TIn* b_s) {
+    copy_a(a_s);
+    copy_b(b_s);
+    advance();
+  }
 };
+
+// Steps 10-11 keep their stages in dynamic shared memory, whose base is only
+// guaranteed 16-byte aligned; WMMA pointers need 32. The kernel rounds the
+// base up inside kDynamicSmemAlign bytes of slack, by pointer arithmetic on
+// the extern __shared__ array itself (not through an integer), so the
+// compiler still knows the buffers are shared memory and addresses them with
+// 32-bit shared-window offsets (ldmatrix, not generic loads).
+inline constexpr std::size_t kDynamicSmemAlign = 128;
+template <class Storage>
+inline constexpr std::size_t kDynamicSmemBytes = sizeof(Storage) + kDynamicSmemAlign;
+
+template <class Storage>
+__device__ __forceinline__ Storage& aligned_dynamic_smem(unsigned char* raw) {
+  const auto misalignment =
+      static_cast<unsigned>(__cvta_generic_to_shared(raw) % kDynamicSmemAlign);
+  return *reinterpret_cast<Storage*>(raw + (kDynamicSmemAlign - misalignment) % kDynamicSmemAlign);
+}
 
 // ---- the math ------------------------------------------------------------------------
 
@@ -306,25 +330,40 @@ __device__ __forceinline__ void zero_accumulators(Accumulators<Cfg>& acc) {
   }
 }
 
-// acc += the warp's WM x 16 slice of A times the 16 x WN slice of B at depth
-// ks * 16 of the shared tiles. The B fragments are loaded once and the A
-// fragments one at a time, so each shared element is read once per slice
-// with 8 + 8 * kFragsN registers of fragments live (the order the article's
-// register estimate assumes). With nvcc 13.0 an fp16 fragment load is one
-// ldmatrix (LDSM, transposed for A); a bf16 one is eight generic 32-bit
-// loads (LD.E), so bf16 runs slower and needs more registers.
+// The warp's fragments at depth ks * 16 of the shared tiles: its kFragsN B
+// fragments (a 16 x WN slice), and its A fragment fi (rows fi * 16 .. + 15 of
+// its WM x 16 slice). With nvcc 13.0 an fp16 fragment load is one ldmatrix
+// (LDSM, transposed for A); a bf16 one is eight generic 32-bit loads (LD.E),
+// so bf16 runs slower and needs more registers.
 template <class Cfg, typename TIn>
-__device__ __forceinline__ void mma_slice(Accumulators<Cfg>& acc, const TIn* a_s, const TIn* b_s,
-                                          const WarpPos& w, int ks) {
-  FragB<TIn> fb[Cfg::kFragsN];
+__device__ __forceinline__ void load_b_fragments(FragB<TIn> (&fb)[Cfg::kFragsN], const TIn* b_s,
+                                                 const WarpPos& w, int ks) {
 #pragma unroll
   for (int fj = 0; fj < Cfg::kFragsN; ++fj) {
     port::load_matrix_sync(fb[fj], b_s + (w.n0 + fj * kFrag) * Cfg::kLdB + ks * kFrag, Cfg::kLdB);
   }
+}
+
+template <class Cfg, typename TIn>
+__device__ __forceinline__ void load_a_fragment(FragA<TIn>& fa, const TIn* a_s, const WarpPos& w,
+                                                int ks, int fi) {
+  port::load_matrix_sync(fa, a_s + ks * kFrag * Cfg::kLdA + w.m0 + fi * kFrag, Cfg::kLdA);
+}
+
+// acc += the warp's WM x 16 slice of A times the 16 x WN slice of B at depth
+// ks * 16 of the shared tiles. The B fragments are loaded once and the A
+// fragments one at a time, so each shared element is read once per slice
+// with 8 + 8 * kFragsN registers of fragments live (the order the article's
+// register estimate assumes).
+template <class Cfg, typename TIn>
+__device__ __forceinline__ void mma_slice(Accumulators<Cfg>& acc, const TIn* a_s, const TIn* b_s,
+                                          const WarpPos& w, int ks) {
+  FragB<TIn> fb[Cfg::kFragsN];
+  load_b_fragments<Cfg>(fb, b_s, w, ks);
 #pragma unroll
   for (int fi = 0; fi < Cfg::kFragsM; ++fi) {
     FragA<TIn> fa;
-    port::load_matrix_sync(fa, a_s + ks * kFrag * Cfg::kLdA + w.m0 + fi * kFrag, Cfg::kLdA);
+    load_a_fragment<Cfg>(fa, a_s, w, ks, fi);
 #pragma unroll
     for (int fj = 0; fj < Cfg::kFragsN; ++fj) {
       port::mma_sync(acc[fi][fj], fa, fb[fj], acc[fi][fj]);

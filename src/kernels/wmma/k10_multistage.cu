@@ -66,11 +66,6 @@ using Config = wmma::Config</*BM=*/128, /*BN=*/128, /*BK=*/4 * wmma::kFrag, /*kW
                             /*kWarpsN=*/4, /*kPad=*/8, /*kPadC=*/4, kStages>;
 constexpr std::int64_t kGroupM = 16;
 constexpr int kMinBlocksPerSm = 2;
-// The dynamic shared-memory base is only guaranteed 16-byte aligned; WMMA
-// pointers need 32. Round the base up inside a little slack.
-constexpr std::size_t kSmemAlign = 128;
-template <typename TIn>
-constexpr std::size_t kSmemBytes = sizeof(wmma::SharedStorage<TIn, Config>) + kSmemAlign;
 
 template <typename TIn, typename TOut>
 __global__ TCGEMM_WMMA_KERNEL_ATTRS void __launch_bounds__(Config::kThreads, kMinBlocksPerSm)
@@ -78,12 +73,7 @@ __global__ TCGEMM_WMMA_KERNEL_ATTRS void __launch_bounds__(Config::kThreads, kMi
                           std::int64_t ldb, TOut* __restrict__ c, Epilogue ep, std::int64_t k,
                           std::int64_t tiles_m, std::int64_t tiles_n) {
   extern __shared__ unsigned char smem_raw[];
-  // Aligned by pointer arithmetic on smem_raw itself (not through an integer),
-  // so the compiler still knows the buffers are shared memory and addresses
-  // them with 32-bit shared-window offsets (ldmatrix, not generic loads).
-  const auto misalignment = static_cast<unsigned>(__cvta_generic_to_shared(smem_raw) % kSmemAlign);
-  auto& smem = *reinterpret_cast<wmma::SharedStorage<TIn, Config>*>(
-      smem_raw + (kSmemAlign - misalignment) % kSmemAlign);
+  auto& smem = wmma::aligned_dynamic_smem<wmma::SharedStorage<TIn, Config>>(smem_raw);
   const Tile tile = wmma::cta_tile<Config>(tiles_m, tiles_n, kGroupM);
   const WarpPos w = wmma::warp_pos<Config>();
   wmma::AsyncCopier<Config, TIn> copier(a, lda, b, ldb, tile);
@@ -93,11 +83,7 @@ __global__ TCGEMM_WMMA_KERNEL_ATTRS void __launch_bounds__(Config::kThreads, kMi
   // Tiles 0 .. kStages - 2 into stages 0 .. kStages - 2, one group per tile.
 #pragma unroll
   for (int s = 0; s < kStages - 1; ++s) {
-    if (s < k_tiles) {
-      copier.copy_a(smem.ab.a[s]);
-      copier.copy_b(smem.ab.b[s]);
-      copier.advance();
-    }
+    if (s < k_tiles) copier.copy_tile(smem.ab.a[s], smem.ab.b[s]);
     port::copy_async_commit();
   }
 
@@ -111,9 +97,7 @@ __global__ TCGEMM_WMMA_KERNEL_ATTRS void __launch_bounds__(Config::kThreads, kMi
     port::copy_async_wait<kStages - 2>();
     __syncthreads();
     if (kt + kStages - 1 < k_tiles) {
-      copier.copy_a(smem.ab.a[write_stage]);
-      copier.copy_b(smem.ab.b[write_stage]);
-      copier.advance();
+      copier.copy_tile(smem.ab.a[write_stage], smem.ab.b[write_stage]);
     }
     port::copy_async_commit();
 #pragma unroll
@@ -141,7 +125,7 @@ Status launch_wmma_10(const GemmArgs& args) {
       return Status{StatusCode::kNotSupported, std::string(kName) + ": fp16 inputs only"};
     } else {
       return wmma::launch_tiles<Config>(&k10_multistage_kernel<TIn, TOut>, kName, args,
-                                        kSmemBytes<TIn>);
+                                        wmma::kDynamicSmemBytes<wmma::SharedStorage<TIn, Config>>);
     }
   });
 }
