@@ -93,6 +93,19 @@ constexpr KernelConstraints wmma_multistage_constraints() {
   return c;
 }
 
+// Step 11: whole 128 x 256 tiles of C and 32-deep slices of K; otherwise step
+// 7's constraints, bf16 inputs included (one CTA per SM leaves it up to 255
+// registers, enough for bf16's fragment loads: ptxas, CUDA 13.0).
+constexpr std::int64_t kWmmaWideTileN = 256;
+constexpr std::int64_t kWmmaShallowTileK = 32;
+
+constexpr KernelConstraints wmma_large_warp_tile_constraints() {
+  KernelConstraints c =
+      wmma_nn_constraints(kWmmaShallowTileK, /*vector_ab=*/true, /*vector_c=*/true);
+  c.n_multiple = kWmmaWideTileN;
+  return c;
+}
+
 const std::array kKernels = {
     // The Hopper ladder, one entry per worklog step. Steps 1-5 are teaching
     // steps, run only by name; from step 6 on the rank is the step number, so
@@ -198,10 +211,12 @@ const std::array kKernels = {
         /*dispatch_rank=*/13,
     },
     // The WMMA ladder (issue 4), one entry per step of the S4000 article, and
-    // step 10 beyond it. All are teaching steps run by name, except the
-    // fastest safe steps, which serve NN problems (no other kernel does):
-    // step 10 for fp16 inputs, step 7 (the fastest of the article's steps on
-    // the H200, bench/results/h200/2026-11-29-wmma-ladder-8192.csv) for bf16,
+    // steps 10 and 11 beyond it. All are teaching steps run by name, except
+    // the fastest safe steps, which serve NN problems (no other kernel does):
+    // step 11 wherever its 128 x 256 x 32 tile fits (fp16 or bf16,
+    // bench/results/h200/2026-11-30-wmma-11.csv), step 10 for other fp16
+    // inputs, step 7 (the fastest of the article's steps on the H200,
+    // bench/results/h200/2026-11-29-wmma-ladder-8192.csv) for other bf16,
     // and step 8 for an NN problem step 7 refuses (ldc not a multiple of 8,
     // or C not 16-byte aligned). The hazard step never runs unasked.
     KernelInfo{
@@ -294,6 +309,14 @@ const std::array kKernels = {
         wmma_multistage_constraints(),
         &kernels::launch_wmma_10,
         /*dispatch_rank=*/3,
+    },
+    KernelInfo{
+        "wmma-11",
+        "WMMA step 11 (beyond the article): 64x64 warp tiles, fragments loaded a slice ahead, "
+        "4-stage cp.async pipeline; 128x256x32 tile, 256 threads, 1 CTA per SM",
+        wmma_large_warp_tile_constraints(),
+        &kernels::launch_wmma_11,
+        /*dispatch_rank=*/4,
     },
 };
 

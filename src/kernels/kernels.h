@@ -35,7 +35,7 @@ Status launch_hopper_12(const GemmArgs& args);
 Status launch_hopper_13(const GemmArgs& args);
 
 // The WMMA ladder (issue 4): the S4000 article's fp16 NN GEMM re-created on
-// CUDA WMMA, one launcher per step (src/kernels/wmma/k00_* .. k10_*); each
+// CUDA WMMA, one launcher per step (src/kernels/wmma/k00_* .. k11_*); each
 // file's header says what the step adds over the previous one.
 Status launch_wmma_00(const GemmArgs& args);       // baseline, see k00_baseline.cu
 Status launch_wmma_01(const GemmArgs& args);       // 16-byte copies, k01_vectorized.cu
@@ -49,5 +49,6 @@ Status launch_wmma_08(const GemmArgs& args);       // regret 3: direct stores, k
 Status launch_wmma_08_wide(const GemmArgs& args);  // regrets 1 + 3, k08_regrets.cu
 Status launch_wmma_09(const GemmArgs& args);       // UNSAFE data race, k09_hazard.cu
 Status launch_wmma_10(const GemmArgs& args);       // 3-stage pipeline, k10_multistage.cu
+Status launch_wmma_11(const GemmArgs& args);       // 64x64 warp tiles, k11_large_warp_tile.cu
 
 }  // namespace tcgemm::kernels

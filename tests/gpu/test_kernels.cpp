@@ -187,6 +187,18 @@ std::vector<KernelCase> kernel_cases() {
     s.ldc_pad = 3;
     s.beta = 0.5f;
     add("NN", s, "ldc_odd_beta0p5");
+    // wmma-11's 128 x 256 x 32 tile: padded leading dimensions and alpha,
+    // beta with N a multiple of 256, and fewer K tiles (one, two) than its
+    // pipeline stages.
+    s = nn(256, 512, 192, kFP16, kFP16);
+    s.lda_pad = 8;
+    s.ldb_pad = 16;
+    s.ldc_pad = 8;
+    s.alpha = 0.75f;
+    s.beta = -0.5f;
+    add("NN", s, "wide_ld_alpha0p75_betam0p5");
+    add("NN", nn(128, 256, 32, kFP16, kFP16), "k32");
+    add("NN", nn(256, 256, 64, kBF16, kFP32), "k64");
   }
 
   // Problems today's Hopper kernel is expected to refuse (odd K and lda, other

@@ -187,11 +187,11 @@ TEST(Registry, HasEveryWmmaLadderStepInOrder) {
   for (const KernelInfo& k : tcgemm::registry()) {
     if (k.name.starts_with("wmma-")) ladder.push_back(k.name);
   }
-  // Step 8 is the article's regrets, in two measured variants; step 10 goes
-  // beyond the article.
-  const std::vector<std::string_view> expected = {"wmma-00", "wmma-01",      "wmma-02", "wmma-03",
-                                                  "wmma-04", "wmma-05",      "wmma-06", "wmma-07",
-                                                  "wmma-08", "wmma-08-wide", "wmma-09", "wmma-10"};
+  // Step 8 is the article's regrets, in two measured variants; steps 10 and
+  // 11 go beyond the article.
+  const std::vector<std::string_view> expected = {
+      "wmma-00", "wmma-01", "wmma-02",      "wmma-03", "wmma-04", "wmma-05", "wmma-06",
+      "wmma-07", "wmma-08", "wmma-08-wide", "wmma-09", "wmma-10", "wmma-11"};
   EXPECT_EQ(ladder, expected);
 }
 
@@ -485,6 +485,7 @@ struct WmmaStep {
   bool vector_ab;
   bool vector_c;
   bool takes_bf16;
+  std::int64_t n_multiple = 128;  // the CTA tile's N (M is 128 for every step)
 };
 
 void PrintTo(const WmmaStep& step, std::ostream* os) { *os << step.name; }
@@ -510,6 +511,10 @@ TEST_P(WmmaLadderStep, AcceptsTheArticlesProblemAndTileMultiples) {
         ASSERT_TRUE(tcgemm::validate(args).ok());
         if (in == DType::kBF16 && !GetParam().takes_bf16) {
           EXPECT_TRUE(RefusedNaming(check(args), "input dtype bf16"));
+          continue;
+        }
+        if (args.n % GetParam().n_multiple != 0) {
+          EXPECT_TRUE(RefusedNaming(check(args), "N=" + std::to_string(args.n)));
           continue;
         }
         EXPECT_EQ(check(args), "")
@@ -585,10 +590,11 @@ TEST_P(WmmaLadderStep, RefusesBatchesAndOtherDevices) {
 }
 
 TEST_P(WmmaLadderStep, OnlyTheFastestSafeStepsAreDispatched) {
-  // NN has no other kernel: step 10 serves fp16 inputs, step 7 what step 10
-  // refuses (bf16), step 8 what step 7 refuses (any ldc); the hazard step (a
-  // data race) never runs unless named.
-  const int rank = GetParam().name == "wmma-10"   ? 3
+  // NN has no other kernel: step 11 serves its tile multiples, step 10 other
+  // fp16 inputs, step 7 what step 10 refuses (bf16), step 8 what step 7
+  // refuses (any ldc); the hazard step (a data race) never runs unless named.
+  const int rank = GetParam().name == "wmma-11"   ? 4
+                   : GetParam().name == "wmma-10" ? 3
                    : GetParam().name == "wmma-07" ? 2
                    : GetParam().name == "wmma-08" ? 1
                                                   : 0;
@@ -611,6 +617,31 @@ TEST(WmmaDispatch, EveryNnTileMultipleHasADispatchedKernelWhateverItsLdc) {
   }
 }
 
+// The kernel tcgemm::gemm would pick: the applicable one of highest rank.
+std::string_view dispatched(const GemmArgs& args) {
+  const KernelInfo* best = nullptr;
+  for (const KernelInfo& k : tcgemm::registry()) {
+    if (k.dispatch_rank > 0 &&
+        tcgemm::check_constraints(k.constraints, args, DeviceCaps{90}).empty() &&
+        (best == nullptr || k.dispatch_rank > best->dispatch_rank)) {
+      best = &k;
+    }
+  }
+  return best == nullptr ? std::string_view{} : best->name;
+}
+
+TEST(WmmaDispatch, Step11TakesItsTileMultiplesAndEarlierStepsTheRest) {
+  EXPECT_EQ(dispatched(nn_problem(8192, 8192, 16384, DType::kFP16, DType::kFP16)), "wmma-11");
+  EXPECT_EQ(dispatched(nn_problem(384, 512, 96, DType::kBF16, DType::kFP32)), "wmma-11");
+  // N not a multiple of 256: step 10 (fp16), step 7 (bf16).
+  EXPECT_EQ(dispatched(nn_problem(512, 384, 1024, DType::kFP16, DType::kFP16)), "wmma-10");
+  EXPECT_EQ(dispatched(nn_problem(512, 384, 1024, DType::kBF16, DType::kBF16)), "wmma-07");
+  // ldc not a multiple of 8: step 8's element-wise stores.
+  GemmArgs args = nn_problem(512, 512, 1024, DType::kFP16, DType::kFP16);
+  args.c.ld += 3;
+  EXPECT_EQ(dispatched(args), "wmma-08");
+}
+
 std::string wmma_step_name(const ::testing::TestParamInfo<WmmaStep>& step) {
   std::string name(step.param.name);
   for (char& ch : name) {
@@ -627,7 +658,8 @@ INSTANTIATE_TEST_SUITE_P(
         WmmaStep{"wmma-04", 16, true, true, true}, WmmaStep{"wmma-05", 64, true, true, true},
         WmmaStep{"wmma-06", 64, true, true, true}, WmmaStep{"wmma-07", 64, true, true, true},
         WmmaStep{"wmma-08", 64, true, false, true}, WmmaStep{"wmma-08-wide", 64, true, false, true},
-        WmmaStep{"wmma-09", 64, true, true, true}, WmmaStep{"wmma-10", 64, true, true, false}),
+        WmmaStep{"wmma-09", 64, true, true, true}, WmmaStep{"wmma-10", 64, true, true, false},
+        WmmaStep{"wmma-11", 32, true, true, true, 256}),
     wmma_step_name);
 
 // ---- check_constraints, one violated constraint at a time ------------------------

@@ -36,7 +36,8 @@
 // 321.3 TFLOP/s, 0.41x cuBLAS (1.81x step 6: mostly the
 // second resident CTA that __launch_bounds__(256, 2) buys, 126 registers
 // instead of 158); the fastest of the article's safe steps, dispatched for NN
-// problems step 10 refuses (bf16 inputs; rank 2).
+// problems steps 10 and 11 refuse (bf16 inputs with N not a multiple of 256;
+// rank 2).
 #include "kernels/wmma/common.cuh"
 
 namespace tcgemm::kernels {

@@ -45,8 +45,8 @@
 // MHz at the end): 291.4 TFLOP/s, 0.40x cuBLAS (736.6), 1.07x step 7 in the
 // same run (273.1, 0.37x). Short of the issue's 0.5x. Its GPU tests pass, and
 // racecheck finds no hazard (bench/results/h200/2026-11-29-wmma-10.log).
-// The fastest safe step for fp16 NN: dispatch rank 3.
-#include <cstddef>
+// Dispatch rank 3: the fp16 NN problems step 11 refuses (N not a multiple
+// of 256).
 #include <cstdint>
 #include <string>
 #include <type_traits>
