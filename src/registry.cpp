@@ -210,6 +210,14 @@ const std::array kKernels = {
         &kernels::launch_hopper_13,
         /*dispatch_rank=*/13,
     },
+    KernelInfo{
+        "hopper-14",
+        "Hopper step 14 (beyond the worklog): step 13 with the tile order walked by the producer "
+        "alone, a balanced grid, and half of each C tile stored under the next tile's wgmmas",
+        tma_store_constraints(),
+        &kernels::launch_hopper_14,
+        /*dispatch_rank=*/14,
+    },
     // The WMMA ladder (issue 4), one entry per step of the S4000 article, and
     // steps 10 and 11 beyond it. All are teaching steps run by name, except
     // the fastest safe steps, which serve NN problems (no other kernel does):

@@ -72,6 +72,10 @@ std::vector<KernelCase> kernel_cases() {
   }
   add("TileMultiple", spec(384, 512, 192, kBF16, kFP32));
   add("TileMultiple", spec(384, 512, 192, kFP16, kFP32));
+  // More 128 x 256 tile pairs (72) than an H200 holds clusters of 2 (66), with
+  // a short K: each cluster of the persistent steps runs several tiles, and
+  // hopper-14 stores C of one tile under the next tile's third k-tile.
+  add("TileMultiple", spec(2048, 2304, 192, kBF16, kBF16));
 
   // Ragged: partial tiles in M, N and K, tiny and degenerate-looking shapes;
   // K and the tight leading dimensions stay multiples of 8.

@@ -1,9 +1,11 @@
-// The kernel of Hopper ladder steps 10-13 (k10_tma_store.cu, k11_hilbert.cu,
-// k12_four_stages.cu, k13_stmatrix.cu): persistent clusters of 2 with B multicast, scale-d = 0,
-// and C staged in swizzled shared memory and written by TMA stores. The steps
-// differ in the order tile pairs are visited (Order: as in CUTLASS, a
-// scheduler swap is one template argument) and in Cfg (ring depth, C columns
-// per store); each step's file holds its header and its launcher.
+// The kernel of Hopper ladder steps 10-14 (k10_tma_store.cu, k11_hilbert.cu,
+// k12_four_stages.cu, k13_stmatrix.cu, k14_deferred_store.cu): persistent
+// clusters of 2 with B multicast, scale-d = 0, and C staged in swizzled shared
+// memory and written by TMA stores. The steps differ in the order tile pairs
+// are visited (Order: as in CUTLASS, a scheduler swap is one template
+// argument) and in Cfg (ring depth, C columns per store, how C is staged, who
+// walks the tile order, grid size, when C is stored); each step's file holds
+// its header and its launcher.
 #pragma once
 
 #include <algorithm>
@@ -28,7 +30,8 @@ namespace tcgemm::kernels::hopper::tma_store {
 // 256 / kCCols stores through one kCCols-column shared buffer, so a smaller
 // kCCols frees shared memory for the ring (steps 10-11: 3 stages, whole
 // slices; step 12: 4 stages, half slices).
-template <int kStagesT, int kCColsT, bool kStmatrixT = false>
+template <int kStagesT, int kCColsT, bool kStmatrixT = false, bool kProducerScheduleT = false,
+          bool kBalancedGridT = false, bool kDeferredStoreT = false>
 struct TmaStoreConfig {
   static constexpr int BM = 128;
   static constexpr int BN = 256;
@@ -38,12 +41,36 @@ struct TmaStoreConfig {
   // Write the C buffer with stmatrix (four 8 x 8 blocks per instruction)
   // instead of one 2-byte store per element (step 13).
   static constexpr bool kStmatrix = kStmatrixT;
+  // Step 14: the producer alone walks the tile order and hands each tile's
+  // coordinates to the consumers with its first k-tile, so the consumers
+  // never leave the tensor cores idle computing a Hilbert index between tiles.
+  static constexpr bool kProducerSchedule = kProducerScheduleT;
+  // Step 14: launch the fewest clusters that need no more rounds of tile
+  // pairs than the resident maximum does, so every cluster gets the same
+  // number of pairs, or one less.
+  static constexpr bool kBalancedGrid = kBalancedGridT;
+  // Step 14: part of the C slice of tile t is stored under tile t + 1's
+  // first k-tiles (pack_slice and store_packed_part below).
+  static constexpr bool kDeferredStore = kDeferredStoreT;
+  static_assert(!kDeferredStore || kStmatrix, "the deferred store stages packed pairs");
+  static constexpr int kCParts = BN / kCCols;  // TMA stores per consumer slice
+  // With kDeferredStore, the first part goes out at the end of the tile
+  // (its buffer was read out long ago) and only the others wait in packed
+  // registers, 32 per part (acc's 128 and the packed parts must fit in
+  // kConsumerRegs); deferred part d goes out after the wgmmas of k-tile
+  // (d + 1) * kDeferredSpacing are issued, by when the store before it has
+  // been read out of the C buffer.
+  static constexpr int kFirstDeferredPart = 1;
+  static constexpr int kDeferredSpacing = 2;
   static constexpr int kConsumers = 2;
   static constexpr int kWarpgroupThreads = 128;
   static constexpr int kThreads = (1 + kConsumers) * kWarpgroupThreads;
   static constexpr int kWgmmaM = 64;
   static constexpr int kWgmmaK = 16;
   static constexpr int kClusterM = 2;  // CTAs per cluster, stacked along M
+  // 128 x 40 + 256 x 232 = 64512 = 384 x 168, the registers the CTA is
+  // launched with (__launch_bounds__(384, 1)): setmaxnreg.inc waits for
+  // registers the producer's .dec gives back, so asking for more hangs.
   static constexpr int kProducerRegs = 40;
   static constexpr int kConsumerRegs = 232;
   static constexpr std::uint32_t kStageBytes = (BM + BN) * BK * 2;
@@ -54,6 +81,12 @@ struct TmaStoreConfig {
 // lines (a column of 64 two-byte rows).
 constexpr int kCRows = 64;
 
+// Where a CTA's tile starts in C (32-bit, as TMA coordinates are).
+struct TileOrigin {
+  std::int32_t row;
+  std::int32_t col;
+};
+
 template <typename TIn, typename TOut, typename Cfg>
 struct alignas(1024) SharedStorage {
   TIn a[Cfg::kStages][Cfg::BM * Cfg::BK];
@@ -61,6 +94,10 @@ struct alignas(1024) SharedStorage {
   TOut c[Cfg::kConsumers][kCRows * Cfg::kCCols];
   std::uint64_t full[Cfg::kStages];
   std::uint64_t empty[Cfg::kStages];
+  // With kProducerSchedule: the first row and column of the CTA's tile whose
+  // first k-tile a slot holds, written by the producer before it arms the
+  // slot's full barrier.
+  TileOrigin origin[Cfg::kStages];
 };
 
 template <typename TIn, typename TOut, typename Cfg>
@@ -140,8 +177,12 @@ __device__ __forceinline__ void stage_c_part_stmatrix(const float (&acc)[Cfg::BN
     for (int i = 0; i < 4; ++i) {
       const int j = kPart * kChunks + jj + i / 2;  // chunk within the slice
       const int half = i % 2;                      // rows 0-7 or 8-15 of the warp
-      float lo = p.alpha * acc[4 * j + 2 * half];
-      float hi = p.alpha * acc[4 * j + 2 * half + 1];
+      float lo = acc[4 * j + 2 * half];
+      float hi = acc[4 * j + 2 * half + 1];
+      if (p.alpha != 1.0f) {
+        lo *= p.alpha;
+        hi *= p.alpha;
+      }
       if (p.beta != 0.0f) {
         const std::int64_t r = row0 + warp_row + half * 8 + lane / 4;
         const std::int64_t col = col0 + (jj + i / 2) * 8 + 2 * (lane % 4);
@@ -161,28 +202,115 @@ __device__ __forceinline__ void stage_c_part_stmatrix(const float (&acc)[Cfg::BN
 // (the leader) waits until the previous store has read it, and a warpgroup
 // barrier passes that on; the writers fence their generic-proxy writes to
 // the async proxy before the barrier that precedes the store.
-template <typename TOut, typename Cfg, int kPart = 0>
+template <typename Cfg>
+__device__ __forceinline__ void acquire_c_buffer(int barrier, bool leader) {
+  if (leader) ptx::tma_store_wait_read<0>();
+  ptx::named_barrier_sync(barrier, Cfg::kWarpgroupThreads);
+}
+template <typename Cfg, typename TOut>
+__device__ __forceinline__ void store_c_buffer(const TOut* c_tile, const CUtensorMap* map_c,
+                                               std::int64_t row0, std::int64_t col0, int barrier,
+                                               bool leader) {
+  ptx::fence_proxy_async_shared();
+  ptx::named_barrier_sync(barrier, Cfg::kWarpgroupThreads);
+  if (leader) {
+    ptx::tma_store_2d(map_c, c_tile, static_cast<std::int32_t>(row0),
+                      static_cast<std::int32_t>(col0));
+    ptx::tma_store_commit();
+  }
+}
+
+template <typename TOut, typename Cfg, int kPart = 0, int kEndPart = Cfg::BN / Cfg::kCCols>
 __device__ __forceinline__ void store_slice(const float (&acc)[Cfg::BN / 2], TOut* c_tile,
                                             const CUtensorMap* map_c, const EpilogueParams& p,
                                             std::int64_t row0, std::int64_t col0, int barrier,
                                             bool leader) {
   const std::int64_t part_col0 = col0 + kPart * Cfg::kCCols;
-  if (leader) ptx::tma_store_wait_read<0>();
-  ptx::named_barrier_sync(barrier, Cfg::kWarpgroupThreads);
+  acquire_c_buffer<Cfg>(barrier, leader);
   if constexpr (Cfg::kStmatrix) {
     stage_c_part_stmatrix<TOut, Cfg, kPart>(acc, c_tile, p, row0, part_col0);
   } else {
     stage_c_part<TOut, Cfg, kPart>(acc, c_tile, p, row0, part_col0);
   }
-  ptx::fence_proxy_async_shared();
-  ptx::named_barrier_sync(barrier, Cfg::kWarpgroupThreads);
-  if (leader) {
-    ptx::tma_store_2d(map_c, c_tile, static_cast<std::int32_t>(row0),
-                      static_cast<std::int32_t>(part_col0));
-    ptx::tma_store_commit();
+  store_c_buffer<Cfg>(c_tile, map_c, row0, part_col0, barrier, leader);
+  if constexpr (kPart + 1 < kEndPart) {
+    store_slice<TOut, Cfg, kPart + 1, kEndPart>(acc, c_tile, map_c, p, row0, col0, barrier, leader);
   }
-  if constexpr (kPart + 1 < Cfg::BN / Cfg::kCCols) {
-    store_slice<TOut, Cfg, kPart + 1>(acc, c_tile, map_c, p, row0, col0, barrier, leader);
+}
+
+// Step 14's deferred epilogue: a finished tile's 64 x BN slice leaves the
+// accumulators as packed 16-bit pairs (alpha and beta applied), and its TMA
+// stores go out during the next tile's first k-tiles, under that tile's
+// wgmmas (which overwrite acc, not packed). packed[2 * j + h] holds chunk j's
+// two columns of row lane / 4 + 8 * h of the warp's 16 rows: stmatrix's
+// operand order.
+template <typename TOut, typename Cfg, int kFirstPart>
+__device__ __forceinline__ void pack_slice(const float (&acc)[Cfg::BN / 2],
+                                           std::uint32_t (&packed)[Cfg::BN / 4],
+                                           const EpilogueParams& p, std::int64_t row0,
+                                           std::int64_t col0) {
+  const int lane = threadIdx.x % 32;
+  const int warp_row = ((threadIdx.x % Cfg::kWarpgroupThreads) / 32) * 16;
+  const TOut* c = static_cast<const TOut*>(p.c);
+#pragma unroll
+  for (int i = kFirstPart * Cfg::kCCols / 4; i < Cfg::BN / 4; ++i) {
+    const int j = i / 2;     // 8-column chunk
+    const int half = i % 2;  // rows 0-7 or 8-15 of the warp
+    float lo = acc[2 * i];
+    float hi = acc[2 * i + 1];
+    if (p.alpha != 1.0f) {
+      lo *= p.alpha;
+      hi *= p.alpha;
+    }
+    if (p.beta != 0.0f) {
+      const std::int64_t r = row0 + warp_row + half * 8 + lane / 4;
+      const std::int64_t col = col0 + j * 8 + 2 * (lane % 4);
+      if (r < p.m && col < p.n) lo += p.beta * to_float(c[col * p.ldc + r]);
+      if (r < p.m && col + 1 < p.n) hi += p.beta * to_float(c[(col + 1) * p.ldc + r]);
+    }
+    packed[i] = pack_pair<TOut>(lo, hi);
+  }
+}
+
+// Stores part kPart of a packed slice (columns [kPart * kCCols, (kPart + 1) *
+// kCCols)) through the consumer's C buffer, with stmatrix as in
+// stage_c_part_stmatrix.
+template <typename TOut, typename Cfg, int kPart>
+__device__ __forceinline__ void store_packed_part(const std::uint32_t (&packed)[Cfg::BN / 4],
+                                                  TOut* c_tile, const CUtensorMap* map_c,
+                                                  std::int64_t row0, std::int64_t col0, int barrier,
+                                                  bool leader) {
+  const int lane = threadIdx.x % 32;
+  const int warp_row = ((threadIdx.x % Cfg::kWarpgroupThreads) / 32) * 16;
+  constexpr int kChunks = Cfg::kCCols / 8;
+  constexpr int kBase = 2 * kPart * kChunks;
+  const int block = lane / 8;
+  const int block_col = lane % 8;
+  acquire_c_buffer<Cfg>(barrier, leader);
+#pragma unroll
+  for (int jj = 0; jj < kChunks; jj += 2) {
+    const int col = (jj + block / 2) * 8 + block_col;
+    const int row = warp_row + (block % 2) * 8;
+    ptx::stmatrix_x4_trans(c_tile + swizzled_c_index(row, col), packed[kBase + 2 * jj],
+                           packed[kBase + 2 * jj + 1], packed[kBase + 2 * jj + 2],
+                           packed[kBase + 2 * jj + 3]);
+  }
+  store_c_buffer<Cfg>(c_tile, map_c, row0, col0 + kPart * Cfg::kCCols, barrier, leader);
+}
+
+// Stores part `part` (runtime) of a packed slice: packed is indexed with
+// compile-time constants only, so it stays in registers.
+template <typename TOut, typename Cfg, int kPart>
+__device__ __forceinline__ void store_packed_part(int part,
+                                                  const std::uint32_t (&packed)[Cfg::BN / 4],
+                                                  TOut* c_tile, const CUtensorMap* map_c,
+                                                  std::int64_t row0, std::int64_t col0, int barrier,
+                                                  bool leader) {
+  if (part == kPart) {
+    store_packed_part<TOut, Cfg, kPart>(packed, c_tile, map_c, row0, col0, barrier, leader);
+  } else if constexpr (kPart + 1 < Cfg::BN / Cfg::kCCols) {
+    store_packed_part<TOut, Cfg, kPart + 1>(part, packed, c_tile, map_c, row0, col0, barrier,
+                                            leader);
   }
 }
 
@@ -229,6 +357,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
           // A fresh barrier's "previous" phase counts as complete, so the
           // first pass (phase 0) waits on parity 1 and returns at once.
           ptx::mbarrier_wait_parity(&smem.empty[ring.slot], ring.phase ^ 1);
+          // The arrive below releases this write to the consumers that wait
+          // on the barrier (mbarrier.arrive has release semantics).
+          if (Cfg::kProducerSchedule && kt == 0) {
+            smem.origin[ring.slot] = {row_a, static_cast<std::int32_t>(pair.n * Cfg::BN)};
+          }
           ptx::mbarrier_arrive_expect_tx(&smem.full[ring.slot], Cfg::kStageBytes);
           ptx::tma_load_2d(smem.a[ring.slot], &map_a, &smem.full[ring.slot], kt * Cfg::BK, row_a);
           ptx::tma_load_2d_multicast(smem.b[ring.slot] + rank * kBHalfRows * Cfg::BK, &map_b,
@@ -242,6 +375,19 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     const bool leader = threadIdx.x % Cfg::kWarpgroupThreads == 0;
     RingPosition<Cfg::kStages> ring;
     float acc[Cfg::BN / 2];
+    // kDeferredStore: the previous tile's packed slice, where it goes, and
+    // its next part to store (kCParts: none pending).
+    std::uint32_t pending[Cfg::BN / 4];
+    // (32-bit, as TMA coordinates are: two registers fewer keep the
+    // deferred store within kConsumerRegs.)
+    std::int32_t pending_row0 = 0;
+    std::int32_t pending_col0 = 0;
+    int pending_part = Cfg::kCParts;
+    auto store_pending_part = [&] {
+      store_packed_part<TOut, Cfg, Cfg::kFirstDeferredPart>(pending_part++, pending,
+                                                            smem.c[consumer], &map_c, pending_row0,
+                                                            pending_col0, 1 + consumer, leader);
+    };
 
     // Releases a slot in every CTA of the cluster: both producers write it.
     auto release = [&](int slot) {
@@ -253,12 +399,24 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       }
     };
 
-    for (std::int64_t u = cluster_id; u < units; u += clusters) {
-      const sched::TileCoord pair = Order::tile(u, pairs_m, tiles_n);
-      const sched::TileCoord tile = sched::cluster_member_tile(pair, rank, Cfg::kClusterM);
+    // This cluster's units: cluster_id, cluster_id + clusters, ... (counted in
+    // 32 bits: the deferred store has no register to spare).
+    const int local_units =
+        cluster_id < units ? static_cast<int>(sched::ceil_div(units - cluster_id, clusters)) : 0;
+    for (int i = 0; i < local_units; ++i) {
+      TileOrigin origin;
+      if constexpr (!Cfg::kProducerSchedule) {
+        const std::int64_t u = cluster_id + i * clusters;
+        const sched::TileCoord tile =
+            sched::cluster_member_tile(Order::tile(u, pairs_m, tiles_n), rank, Cfg::kClusterM);
+        origin = {static_cast<std::int32_t>(tile.m * Cfg::BM),
+                  static_cast<std::int32_t>(tile.n * Cfg::BN)};
+      }
       int previous_slot = -1;
       for (int kt = 0; kt < k_tiles; ++kt, ring.advance()) {
         ptx::mbarrier_wait_parity(&smem.full[ring.slot], ring.phase);
+        // (Read before the slot is released below; the wait acquired it.)
+        if (Cfg::kProducerSchedule && kt == 0) origin = smem.origin[ring.slot];
         ptx::wgmma_fence();
         const TIn* a_tile = smem.a[ring.slot] + consumer * Cfg::kWgmmaM * Cfg::BK;
 #pragma unroll
@@ -270,6 +428,15 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
               (kt > 0 || kk > 0) ? 1u : 0u);
         }
         ptx::wgmma_commit_group();
+        if constexpr (Cfg::kDeferredStore) {
+          // A part of the previous tile's C every kDeferredSpacing k-tiles,
+          // while this k-tile's wgmmas (and the other consumer's) keep the
+          // tensor cores busy.
+          if (pending_part < Cfg::kCParts &&
+              kt == (pending_part - Cfg::kFirstDeferredPart + 1) * Cfg::kDeferredSpacing) {
+            store_pending_part();
+          }
+        }
         // One group stays in flight; the one before it has finished reading
         // its slot, which goes back to the producer.
         ptx::wgmma_wait_group<1>();
@@ -280,11 +447,27 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       release(previous_slot);
       ptx::fence_registers(acc);
 
-      const std::int64_t row0 = tile.m * Cfg::BM + consumer * Cfg::kWgmmaM;
-      const std::int64_t col0 = tile.n * Cfg::BN;
+      const std::int64_t row0 = origin.row + consumer * Cfg::kWgmmaM;
+      const std::int64_t col0 = origin.col;
       const int c_barrier = 1 + consumer;  // named barrier of this warpgroup
-      store_slice<TOut, Cfg>(acc, smem.c[consumer], &map_c, epilogue, row0, col0, c_barrier,
-                             leader);
+      if constexpr (Cfg::kDeferredStore) {
+        // Parts still pending (K too short to store them under the
+        // mainloop) go now; then this tile's first part, at once (its buffer
+        // was read out long ago), and the rest is packed for later.
+        while (pending_part < Cfg::kCParts) store_pending_part();
+        store_slice<TOut, Cfg, 0, Cfg::kFirstDeferredPart>(acc, smem.c[consumer], &map_c, epilogue,
+                                                           row0, col0, c_barrier, leader);
+        pack_slice<TOut, Cfg, Cfg::kFirstDeferredPart>(acc, pending, epilogue, row0, col0);
+        pending_row0 = static_cast<std::int32_t>(row0);
+        pending_col0 = static_cast<std::int32_t>(col0);
+        pending_part = Cfg::kFirstDeferredPart;
+      } else {
+        store_slice<TOut, Cfg>(acc, smem.c[consumer], &map_c, epilogue, row0, col0, c_barrier,
+                               leader);
+      }
+    }
+    if constexpr (Cfg::kDeferredStore) {
+      while (pending_part < Cfg::kCParts) store_pending_part();
     }
     // Shared memory must outlive the last store's reads.
     if (leader) ptx::tma_store_wait_all<0>();
@@ -324,14 +507,17 @@ Status launch_typed(const GemmArgs& args, std::string_view name) {
                         &map_c);
   if (!status.ok()) return status;
 
-  const std::int64_t clusters = std::min<std::int64_t>(resident_clusters, units);
+  std::int64_t clusters = std::min<std::int64_t>(resident_clusters, units);
+  if constexpr (Cfg::kBalancedGrid) {
+    clusters = sched::ceil_div(units, sched::ceil_div(units, clusters));
+  }
   return launch_kernel(kernel, name, static_cast<unsigned>(clusters * Cfg::kClusterM),
                        Cfg::kThreads, kSmem, Cfg::kClusterM, args.stream, map_a, map_b, map_c,
                        epilogue_params(args), tiles_m, tiles_n,
                        static_cast<int>(sched::ceil_div(args.k, Cfg::BK)));
 }
 
-// The launcher of steps 10-12, which differ in Order and Cfg.
+// The launcher of steps 10-14, which differ in Order and Cfg.
 template <typename Order, typename Cfg>
 Status launch(const GemmArgs& args, std::string_view name) {
   return visit_tn_types(args, [&]<typename TIn, typename TOut>() {
