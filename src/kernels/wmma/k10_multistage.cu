@@ -73,7 +73,8 @@ __global__ TCGEMM_WMMA_KERNEL_ATTRS void __launch_bounds__(Config::kThreads, kMi
                           std::int64_t ldb, TOut* __restrict__ c, Epilogue ep, std::int64_t k,
                           std::int64_t tiles_m, std::int64_t tiles_n) {
   extern __shared__ unsigned char smem_raw[];
-  auto& smem = wmma::aligned_dynamic_smem<wmma::SharedStorage<TIn, Config>>(smem_raw);
+  auto& smem = *reinterpret_cast<wmma::SharedStorage<TIn, Config>*>(
+      smem_raw + wmma::dynamic_smem_padding(smem_raw));
   const Tile tile = wmma::cta_tile<Config>(tiles_m, tiles_n, kGroupM);
   const WarpPos w = wmma::warp_pos<Config>();
   wmma::AsyncCopier<Config, TIn> copier(a, lda, b, ldb, tile);

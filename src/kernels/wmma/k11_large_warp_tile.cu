@@ -46,22 +46,23 @@
 // fragments: 128 accumulators and 2 x 32 fragment registers per thread),
 // 4 stages x (A 8.5 KiB + B 20 KiB) = 114 KiB + 128 B alignment slack of
 // dynamic shared memory (C staging 10 KiB, overlaid), grouped tile order
-// (8 tile-rows). ptxas (CUDA 13.0): 238 registers for every input and output
-// type, no spills; 1 CTA per SM (the occupancy calculator agrees).
+// (8 tile-rows). ptxas (CUDA 13.0): 234 registers with fp16 inputs, 236 with
+// bf16, no spills; 1 CTA per SM (the occupancy calculator agrees).
 // Layout: NN. bf16 or fp16 in, bf16, fp16 or fp32 out. Needs M a multiple
 // of 128, N of 256, K of 32, lda, ldb, ldc multiples of 8, and A, B, C
 // 16-byte aligned.
-// Measured (H200, 8192 x 8192 x 16384 fp16 NN, one bench run of this code
-// with steps 7 and 10, bench/results/h200/2026-11-30-wmma-11.csv; SM clock
-// 1695 MHz at the end): 378.2 TFLOP/s, 0.497x cuBLAS (760.3), 1.27x step 10
-// (297.1, 0.39x) in the same run: just short of the issue's 0.5x. Two
-// earlier runs of the same tile and loop, from design builds (234 registers
-// instead of 238), gave 0.539x and 0.534x (2026-11-30-wmma-11.log); the
-// ratio's spread across runs is not known better than that. 4096^3: 403.7
-// TFLOP/s, 0.52x (-4096.csv). bf16 at 8192: 219.9 TFLOP/s, 0.27x, against
-// step 7's 0.22x (-bf16.csv). Its GPU tests pass (12 run, 118 refusals
-// checked) and racecheck finds no hazard (the .log). Dispatch rank 4: the
-// fastest safe step wherever its tile fits.
+// Measured (H200, 8192 x 8192 x 16384 fp16 NN, two bench runs with step 10,
+// bench/results/h200/2026-11-30-wmma-11-fix-1.csv and -2.csv; SM clock 1590
+// MHz): 383.4 and 381.6 TFLOP/s, 0.530x cuBLAS (724.0, 720.4) in both, 1.35x
+// step 10 (283.1, 0.39x). 4096^3: 413.9 TFLOP/s, 0.55x (-fix-4096.csv). The
+// first committed build reached the kernel's shared memory through a helper
+// returning the aligned pointer; ptxas then gave it 238 registers and it ran
+// at 0.497x in four runs (2026-11-30-wmma-11.csv and -fix.log), 7% behind
+// the same kernel addressed in place (see wmma::dynamic_smem_padding). bf16
+// at 8192 (earlier build): 219.9 TFLOP/s, 0.27x, against step 7's 0.22x
+// (-bf16.csv). Its GPU tests pass and racecheck finds no hazard
+// (2026-11-30-wmma-11-fix.log). Dispatch rank 4: the fastest safe step
+// wherever its tile fits.
 #include <cstdint>
 #include <string_view>
 
@@ -79,32 +80,29 @@ constexpr int kMinBlocksPerSm = 1;
 constexpr int kSlices = Config::BK / wmma::kFrag;
 static_assert(kSlices % 2 == 0, "slice 0 of every K tile must land in fragment set 0");
 
-// Every fragment one 16-deep slice needs, so that the next slice's can be
-// loaded while this one's MMAs run.
+// The warp's fragments of one 16-deep slice: every A and B fragment its
+// kFragsM x kFragsN MMAs need, so that the next slice's can be loaded while
+// this one's MMAs run.
 template <typename TIn>
-struct SliceFragments {
-  wmma::FragA<TIn> a[Config::kFragsM];
-  wmma::FragB<TIn> b[Config::kFragsN];
-};
-
-template <typename TIn>
-__device__ __forceinline__ void load_slice(SliceFragments<TIn>& f, const TIn* a_s, const TIn* b_s,
-                                           const wmma::WarpPos& w, int ks) {
-  wmma::load_b_fragments<Config>(f.b, b_s, w, ks);
+__device__ __forceinline__ void load_slice(wmma::FragA<TIn> (&fa)[Config::kFragsM],
+                                           wmma::FragB<TIn> (&fb)[Config::kFragsN], const TIn* a_s,
+                                           const TIn* b_s, const wmma::WarpPos& w, int ks) {
+  wmma::load_b_fragments<Config>(fb, b_s, w, ks);
 #pragma unroll
   for (int fi = 0; fi < Config::kFragsM; ++fi) {
-    wmma::load_a_fragment<Config>(f.a[fi], a_s, w, ks, fi);
+    wmma::load_a_fragment<Config>(fa[fi], a_s, w, ks, fi);
   }
 }
 
 template <typename TIn>
 __device__ __forceinline__ void mma_slice(wmma::Accumulators<Config>& acc,
-                                          const SliceFragments<TIn>& f) {
+                                          const wmma::FragA<TIn> (&fa)[Config::kFragsM],
+                                          const wmma::FragB<TIn> (&fb)[Config::kFragsN]) {
 #pragma unroll
   for (int fi = 0; fi < Config::kFragsM; ++fi) {
 #pragma unroll
     for (int fj = 0; fj < Config::kFragsN; ++fj) {
-      wmma::port::mma_sync(acc[fi][fj], f.a[fi], f.b[fj], acc[fi][fj]);
+      wmma::port::mma_sync(acc[fi][fj], fa[fi], fb[fj], acc[fi][fj]);
     }
   }
 }
@@ -116,7 +114,8 @@ __global__ TCGEMM_WMMA_KERNEL_ATTRS void __launch_bounds__(Config::kThreads, kMi
                                wmma::Epilogue ep, std::int64_t k, std::int64_t tiles_m,
                                std::int64_t tiles_n) {
   extern __shared__ unsigned char smem_raw[];
-  auto& smem = wmma::aligned_dynamic_smem<wmma::SharedStorage<TIn, Config>>(smem_raw);
+  auto& smem = *reinterpret_cast<wmma::SharedStorage<TIn, Config>*>(
+      smem_raw + wmma::dynamic_smem_padding(smem_raw));
   const wmma::Tile tile = wmma::cta_tile<Config>(tiles_m, tiles_n, kGroupM);
   const wmma::WarpPos w = wmma::warp_pos<Config>();
   wmma::AsyncCopier<Config, TIn> copier(a, lda, b, ldb, tile);
@@ -133,19 +132,21 @@ __global__ TCGEMM_WMMA_KERNEL_ATTRS void __launch_bounds__(Config::kThreads, kMi
 
   wmma::Accumulators<Config> acc;
   wmma::zero_accumulators<Config>(acc);
-  SliceFragments<TIn> frags[2];  // slice ks's in frags[ks % 2]
+  // Slice ks's fragments are in fa[ks % 2] and fb[ks % 2].
+  wmma::FragA<TIn> fa[2][Config::kFragsM];
+  wmma::FragB<TIn> fb[2][Config::kFragsN];
   wmma::port::copy_async_wait<kStages - 1>();
   __syncthreads();
-  load_slice(frags[0], smem.ab.a[0], smem.ab.b[0], w, 0);
+  load_slice(fa[0], fb[0], smem.ab.a[0], smem.ab.b[0], w, 0);
 
   int stage = 0;  // tile kt's
   for (int kt = 0; kt < k_tiles; ++kt) {
 #pragma unroll
     for (int ks = 0; ks + 1 < kSlices; ++ks) {
-      load_slice(frags[(ks + 1) % 2], smem.ab.a[stage], smem.ab.b[stage], w, ks + 1);
-      mma_slice(acc, frags[ks % 2]);
+      load_slice(fa[(ks + 1) % 2], fb[(ks + 1) % 2], smem.ab.a[stage], smem.ab.b[stage], w, ks + 1);
+      mma_slice(acc, fa[ks % 2], fb[ks % 2]);
     }
-    mma_slice(acc, frags[(kSlices - 1) % 2]);
+    mma_slice(acc, fa[(kSlices - 1) % 2], fb[(kSlices - 1) % 2]);
     // kStages + kt groups committed, one per tile: when at most kStages - 2
     // are pending, this thread's copies of tiles 0 .. kt + 1 landed.
     wmma::port::copy_async_wait<kStages - 2>();
@@ -153,7 +154,7 @@ __global__ TCGEMM_WMMA_KERNEL_ATTRS void __launch_bounds__(Config::kThreads, kMi
     if (kt + kStages < k_tiles) copier.copy_tile(smem.ab.a[stage], smem.ab.b[stage]);
     wmma::port::copy_async_commit();
     stage = stage + 1 == kStages ? 0 : stage + 1;
-    if (kt + 1 < k_tiles) load_slice(frags[0], smem.ab.a[stage], smem.ab.b[stage], w, 0);
+    if (kt + 1 < k_tiles) load_slice(fa[0], fb[0], smem.ab.a[stage], smem.ab.b[stage], w, 0);
   }
   // The loop's last barrier came after every warp's last fragment load, and
   // every copy has landed (only empty groups can be pending): the C staging
