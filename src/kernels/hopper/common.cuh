@@ -82,6 +82,21 @@ __device__ __forceinline__ void store_accumulators(const float (&acc)[kN / 2],
   }
 }
 
+// Whether a warp-specialized CTA of one producer warpgroup and `consumers`
+// consumer warpgroups (launched with __launch_bounds__(threads, 1)) can run
+// setmaxnreg.dec to producer_regs and setmaxnreg.inc to consumer_regs.
+// setmaxnreg moves registers between a CTA's warpgroups and cannot add any:
+// the CTA holds what it was launched with, 65536 / threads per thread rounded
+// down to the allocation granule of 8 (168 for 384 threads), and an .inc
+// waits until .dec calls have freed what it asks for. Asking for more hangs
+// the kernel (docs/hopper-notes.md: 32 / 240 on 384 x 168 did, on the H200).
+constexpr bool setmaxnreg_fits(int consumers, int producer_regs, int consumer_regs) {
+  constexpr int kWarpgroup = 128;
+  const int threads = (1 + consumers) * kWarpgroup;
+  const int launch_regs = 65536 / threads / 8 * 8;
+  return kWarpgroup * (producer_regs + consumers * consumer_regs) <= threads * launch_regs;
+}
+
 // Position in a ring of kStages shared-memory slots, carried across k-tiles
 // and, in persistent kernels, across output tiles: the slot index and the
 // parity of the current pass around the ring (the mbarrier phase to wait on).

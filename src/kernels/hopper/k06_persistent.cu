@@ -67,10 +67,8 @@ struct Config {
   static constexpr int kArrivals = kConsumers * kWarpgroupThreads + 1;
 };
 static_assert(Config::BM == Config::kConsumers * Config::kWgmmaM);
-// 65536 registers per SM (H100/H200), one CTA per SM.
-static_assert(Config::kWarpgroupThreads *
-                  (Config::kProducerRegs + Config::kConsumers * Config::kConsumerRegs) <=
-              65536);
+static_assert(hopper::setmaxnreg_fits(Config::kConsumers, Config::kProducerRegs,
+                                      Config::kConsumerRegs));
 
 template <typename TIn>
 struct alignas(1024) SharedStorage {

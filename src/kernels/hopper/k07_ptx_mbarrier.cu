@@ -50,6 +50,8 @@ struct Config {
   static constexpr int kProducerRegs = 40;
   static constexpr int kConsumerRegs = 232;
 };
+static_assert(hopper::setmaxnreg_fits(Config::kConsumers, Config::kProducerRegs,
+                                      Config::kConsumerRegs));
 
 template <typename TIn>
 struct alignas(1024) SharedStorage {
