@@ -72,10 +72,20 @@ std::vector<KernelCase> kernel_cases() {
   }
   add("TileMultiple", spec(384, 512, 192, kBF16, kFP32));
   add("TileMultiple", spec(384, 512, 192, kFP16, kFP32));
-  // More 128 x 256 tile pairs (72) than an H200 holds clusters of 2 (66), with
-  // a short K: each cluster of the persistent steps runs several tiles, and
-  // hopper-14 stores C of one tile under the next tile's third k-tile.
-  add("TileMultiple", spec(2048, 2304, 192, kBF16, kBF16));
+  // More 128 x 256 tile pairs (72) than an H200 holds clusters of 2 (66):
+  // several tiles per cluster in the persistent steps (two in all 36 clusters
+  // of hopper-14's balanced grid). hopper-14 stores half of a tile's C under
+  // the next tile's third k-tile (K = 192, 200), or at the tile's end when K
+  // is too short for that (K = 64, 128); with alpha and beta it reads C for
+  // the deferred half too; 2040 x 2300 adds ragged M and N edges.
+  for (std::int64_t k : {64, 128, 192, 200}) add("MultiRound", spec(2048, 2304, k, kBF16, kBF16));
+  for (DType dtype : {kBF16, kFP16}) {
+    ProblemSpec s = spec(2048, 2304, 192, dtype, dtype);
+    s.alpha = -0.75f;
+    s.beta = 0.5f;
+    add("MultiRound", s, "alpham0p75_beta0p5");
+  }
+  add("MultiRound", spec(2040, 2300, 200, kBF16, kBF16));
 
   // Ragged: partial tiles in M, N and K, tiny and degenerate-looking shapes;
   // K and the tight leading dimensions stay multiples of 8.

@@ -5,12 +5,13 @@
 // consumer warpgroup) put the mainloop at 66.2k cycles, within 1% of the
 // 65.5k a 128 x 256 x 4096 tile needs at the tensor cores' peak, but 4.3k
 // more cycles per tile went to work done while no wgmma was queued:
-//  - 1.9k between tiles: each consumer computed the next tile's Hilbert index
+//  - 1.85k between tiles: each consumer computed the next tile's Hilbert index
 //    (64-bit divisions). Now only the producer walks the tile order; it writes
 //    the tile's origin beside the slot of the tile's first k-tile before
 //    arming the slot's full barrier (mbarrier.arrive releases, the consumers'
-//    wait acquires), and the consumers read it from there: 0.1k.
-//  - 2.5k in the epilogue, of which 1.0k waiting for the TMA store of the
+//    wait acquires), and the consumers read it from there, with a warpgroup
+//    barrier before the slot can be released and rewritten: 0.1k.
+//  - 2.45k in the epilogue, of which 1.0k waiting for the TMA store of the
 //    slice's first half to read the 16 KiB buffer before the second half
 //    could be staged (every CTA ends its tile at the same moment, so C
 //    leaves in bursts). Now the first half is stored at once and the second
@@ -24,8 +25,9 @@
 // where 256 and 1024 pairs would leave 8 and 32 clusters a round short).
 // What changed from step 13: Cfg TmaStoreConfig<4, 128, true> -> <4, 128,
 // true, kProducerSchedule, kBalancedGrid, kDeferredStore> (all three in
-// kernels/hopper/tma_store_kernel.cuh). The traced mainloop grows by 0.5k
-// cycles (two C stores inside it), net 68.3k against step 13's 70.6k per tile.
+// kernels/hopper/tma_store_kernel.cuh). The traced mainloop grows to 67.0k
+// cycles (one more TMA store per consumer inside it): 68.3k per tile in all,
+// against step 13's 70.5k.
 //
 // Tile 128 x 256 x 64 per CTA, clusters of 2 along M with B multicast,
 // 384 threads, 4 stages, Hilbert order, C stored by TMA in two halves.
@@ -33,7 +35,10 @@
 // 8; C 16-byte aligned; bf16 or fp16 output (step 13's constraints).
 // Measured (H200, bench/results/h200/2026-11-30-hopper-14.csv, same-run
 // cuBLAS, bf16 TN): 798 TFLOP/s = 1.00x at 4096^3 (step 13: 0.97x), 707
-// TFLOP/s = 1.03x at 8192^3 on a card at 1515 MHz (step 13: 1.01x).
+// TFLOP/s = 1.03x at 8192^3 on a card at 1515 MHz (step 13: 1.01x). Those
+// runs predate the barrier after the origin read (racecheck found the race on
+// the MultiRound GPU tests, 2026-11-30-hopper-14-multiround-sanitizers.log);
+// the build with it has not been run on the GPU yet.
 #include "kernels/hopper/tma_store_kernel.cuh"
 
 namespace tcgemm::kernels {

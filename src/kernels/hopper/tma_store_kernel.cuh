@@ -54,25 +54,27 @@ struct TmaStoreConfig {
   static constexpr bool kDeferredStore = kDeferredStoreT;
   static_assert(!kDeferredStore || kStmatrix, "the deferred store stages packed pairs");
   static constexpr int kCParts = BN / kCCols;  // TMA stores per consumer slice
-  // With kDeferredStore, the first part goes out at the end of the tile
-  // (its buffer was read out long ago) and only the others wait in packed
-  // registers, 32 per part (acc's 128 and the packed parts must fit in
-  // kConsumerRegs); deferred part d goes out after the wgmmas of k-tile
-  // (d + 1) * kDeferredSpacing are issued, by when the store before it has
-  // been read out of the C buffer.
+  // With kDeferredStore, parts before kFirstDeferredPart go out at the end
+  // of the tile (the buffer was read out long ago) and only the others wait
+  // in packed registers, 32 per part (acc's 128 and the packed parts must fit
+  // in kConsumerRegs); deferred part d goes out after the wgmmas of k-tile
+  // (d - kFirstDeferredPart + 1) * kDeferredSpacing of the next tile are
+  // issued, by when the store before it has been read out of the C buffer.
   static constexpr int kFirstDeferredPart = 1;
   static constexpr int kDeferredSpacing = 2;
+  static_assert(!kDeferredStore || (kCParts > kFirstDeferredPart && kFirstDeferredPart > 0),
+                "the deferred store needs a part stored at once and a part deferred");
   static constexpr int kConsumers = 2;
   static constexpr int kWarpgroupThreads = 128;
   static constexpr int kThreads = (1 + kConsumers) * kWarpgroupThreads;
   static constexpr int kWgmmaM = 64;
   static constexpr int kWgmmaK = 16;
   static constexpr int kClusterM = 2;  // CTAs per cluster, stacked along M
-  // 128 x 40 + 256 x 232 = 64512 = 384 x 168, the registers the CTA is
-  // launched with (__launch_bounds__(384, 1)): setmaxnreg.inc waits for
-  // registers the producer's .dec gives back, so asking for more hangs.
+  // 128 x 40 + 256 x 232 = 64512 = 384 x 168, all the registers the CTA is
+  // launched with (see setmaxnreg_fits).
   static constexpr int kProducerRegs = 40;
   static constexpr int kConsumerRegs = 232;
+  static_assert(setmaxnreg_fits(kConsumers, kProducerRegs, kConsumerRegs));
   static constexpr std::uint32_t kStageBytes = (BM + BN) * BK * 2;
   static_assert(BN % kCCols == 0 && kCCols % 8 == 0);
 };
@@ -415,7 +417,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       int previous_slot = -1;
       for (int kt = 0; kt < k_tiles; ++kt, ring.advance()) {
         ptx::mbarrier_wait_parity(&smem.full[ring.slot], ring.phase);
-        // (Read before the slot is released below; the wait acquired it.)
+        // The wait acquired the producer's write; the barrier after this
+        // k-tile's wgmmas orders every warp's read before the leader's
+        // release of the slot, after which the producer may rewrite it.
         if (Cfg::kProducerSchedule && kt == 0) origin = smem.origin[ring.slot];
         ptx::wgmma_fence();
         const TIn* a_tile = smem.a[ring.slot] + consumer * Cfg::kWgmmaM * Cfg::BK;
@@ -428,6 +432,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
               (kt > 0 || kk > 0) ? 1u : 0u);
         }
         ptx::wgmma_commit_group();
+        if (Cfg::kProducerSchedule && kt == 0) {
+          ptx::named_barrier_sync(1 + consumer, Cfg::kWarpgroupThreads);
+        }
         if constexpr (Cfg::kDeferredStore) {
           // A part of the previous tile's C every kDeferredSpacing k-tiles,
           // while this k-tile's wgmmas (and the other consumer's) keep the
