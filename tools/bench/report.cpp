@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "git_describe.h"  // generated at build time: TCGEMM_GIT_DESCRIBE
+
 #include <algorithm>
 #include <cstdarg>
 #include <cstdio>
@@ -104,6 +106,7 @@ std::vector<std::string> header_lines(const RunInfo& info) {
              static_cast<double>(d.memory_bytes) / (kMiB * 1024.0), d.pci_bus_id.c_str()),
       "CUDA driver " + d.driver_version + ", runtime " + d.runtime_version + ", nvcc " +
           d.nvcc_version + ", cuBLAS " + d.cublas_version,
+      std::string("tcgemm source: ") + TCGEMM_GIT_DESCRIBE,
       "clocks at start: " + to_string(info.clocks_start),
   };
   if (info.clocks_end) lines.push_back("clocks at end: " + to_string(*info.clocks_end));
@@ -265,6 +268,7 @@ void write_json(std::ostream& out, const RunInfo& info, const std::vector<Result
   }
   const Json doc = {
       {"device", std::move(device)},
+      {"source", TCGEMM_GIT_DESCRIBE},
       {"command", info.command},
       {"seed", info.seed},
       {"results", std::move(rows)},
