@@ -1,11 +1,12 @@
-// tcgemm::validate and tcgemm::gemm: argument checks, BLAS quick returns,
-// device checks, and dispatch over the registry.
+// tcgemm::validate, tcgemm::gemm and tcgemm::workspace_size: argument checks,
+// BLAS quick returns, device checks, and dispatch over the registry.
 #include <tcgemm/registry.h>
 #include <tcgemm/tcgemm.h>
 
 #include <cmath>
 #include <string>
 
+#include "dispatch.h"
 #include "kernels/kernels.h"
 
 namespace tcgemm {
@@ -192,57 +193,78 @@ Status validate(const GemmArgs& args) {
     return invalid("b.dtype (" + std::string(to_string(args.b.dtype)) + ") differs from a.dtype (" +
                    std::string(to_string(args.a.dtype)) + ")");
   }
-  return check_operand("c", args.c, args.m, args.n, args.batch_count, any_output, true);
+  if (Status s = check_operand("c", args.c, args.m, args.n, args.batch_count, any_output, true);
+      !s.ok()) {
+    return s;
+  }
+  // The workspace is checked whatever the problem: it describes the caller's
+  // buffer, not this problem's need of it.
+  const auto workspace = reinterpret_cast<std::uintptr_t>(args.workspace);
+  if (workspace == 0) {
+    if (args.workspace_bytes == 0) return Status::success();
+    return invalid("workspace is a null pointer, but workspace_bytes=" +
+                   std::to_string(args.workspace_bytes));
+  }
+  if (workspace % kWorkspaceAlignment != 0) {
+    return invalid("workspace is not " + std::to_string(kWorkspaceAlignment) + "-byte aligned");
+  }
+  if (workspace > UINTPTR_MAX - args.workspace_bytes) {
+    return invalid("workspace: workspace_bytes=" + std::to_string(args.workspace_bytes) +
+                   " runs past the end of the address space");
+  }
+  return Status::success();
 }
 
-Status gemm(const GemmArgs& args, const GemmOptions& options) {
-  if (Status s = validate(args); !s.ok()) return s;
+namespace {
+
+// What gemm runs: the choice of kernel, or, with an ok status and no kernel,
+// no GEMM kernel at all (the BLAS quick returns: M or N == 0, K == 0, alpha
+// == 0). With `unlimited_workspace`, every kernel is taken to have the
+// workspace it needs (workspace_size asks so).
+KernelChoice choose(const GemmArgs& args, const GemmOptions& options, bool unlimited_workspace) {
+  if (Status s = validate(args); !s.ok()) return {s};
   const KernelInfo* forced = nullptr;
   if (!options.kernel.empty()) {
     forced = find_kernel(options.kernel);
     if (forced == nullptr) {
-      return invalid("options.kernel names no registry kernel: '" + std::string(options.kernel) +
-                     "'");
+      return {invalid("options.kernel names no registry kernel: '" + std::string(options.kernel) +
+                      "'")};
     }
   }
-  if (args.m == 0 || args.n == 0) return Status::success();
+  if (args.m == 0 || args.n == 0) return {};
 
   Status device_status;
   const DeviceCaps device = current_device(device_status);
-  if (!device_status.ok()) return device_status;
+  if (!device_status.ok()) return {device_status};
   // The library's device code is built for sm_90a only; it runs on 9.0 alone.
   if (device.compute_capability != 90) {
-    return {StatusCode::kArchMismatch,
-            "tcgemm kernels are built for sm_90a (Hopper); this device is sm_" +
-                std::to_string(device.compute_capability)};
+    return {{StatusCode::kArchMismatch,
+             "tcgemm kernels are built for sm_90a (Hopper); this device is sm_" +
+                 std::to_string(device.compute_capability)}};
   }
-  if (args.k == 0 || args.alpha == 0.0f) {
-    // C = beta * C; with beta == 1 that is nothing to do (BLAS quick return).
-    return args.beta == 1.0f ? Status::success() : kernels::launch_scale_c(args);
-  }
+  if (args.k == 0 || args.alpha == 0.0f) return {};
+  return choose_kernel(registry(), forced, args, device, unlimited_workspace);
+}
 
-  if (forced != nullptr) {
-    const std::string reason = check_constraints(forced->constraints, args, device);
-    if (!reason.empty()) {
-      return {StatusCode::kNotSupported, std::string(forced->name) + ": " + reason};
-    }
-    return forced->launch(args);
+}  // namespace
+
+Status gemm(const GemmArgs& args, const GemmOptions& options) {
+  const KernelChoice choice = choose(args, options, /*unlimited_workspace=*/false);
+  if (!choice.status.ok()) return choice.status;
+  if (choice.kernel != nullptr) return choice.kernel->launch(args);
+  // A quick return. M or N == 0 does nothing; K == 0 or alpha == 0 sets
+  // C = beta * C, which with beta == 1 is nothing to do.
+  if (args.m == 0 || args.n == 0 || args.beta == 1.0f) return Status::success();
+  return kernels::launch_scale_c(args);
+}
+
+std::size_t workspace_size(const GemmArgs& args, const GemmOptions& options) {
+  const KernelChoice choice = choose(args, options, /*unlimited_workspace=*/true);
+  if (!choice.status.ok() || choice.kernel == nullptr ||
+      choice.kernel->workspace_bytes == nullptr) {
+    return 0;
   }
-  // The applicable kernel of highest dispatch rank; the reasons of the others
-  // go into the kNotSupported message when none applies.
-  const KernelInfo* best = nullptr;
-  std::string reasons;
-  for (const KernelInfo& kernel : registry()) {
-    if (kernel.dispatch_rank <= 0) continue;
-    const std::string reason = check_constraints(kernel.constraints, args, device);
-    if (!reason.empty()) {
-      reasons += "; " + std::string(kernel.name) + ": " + reason;
-    } else if (best == nullptr || kernel.dispatch_rank > best->dispatch_rank) {
-      best = &kernel;
-    }
-  }
-  if (best != nullptr) return best->launch(args);
-  return {StatusCode::kNotSupported, "no tcgemm kernel supports this problem" + reasons};
+  return choice.kernel->workspace_bytes(args);
 }
 
 }  // namespace tcgemm

@@ -415,6 +415,19 @@ std::string check_constraints(const KernelConstraints& c, const GemmArgs& args,
   return {};
 }
 
+std::string check_workspace(const KernelInfo& kernel, const GemmArgs& args) {
+  if (kernel.workspace_bytes == nullptr) return {};
+  const std::size_t needed = kernel.workspace_bytes(args);
+  if (needed == 0) return {};
+  const std::string needs =
+      "needs " + std::to_string(needed) + " bytes of workspace (tcgemm::workspace_size); ";
+  if (args.workspace_bytes < needed) {
+    return needs + "args.workspace_bytes is " + std::to_string(args.workspace_bytes);
+  }
+  if (args.workspace == nullptr) return needs + "args.workspace is null";
+  return {};
+}
+
 std::string describe(const KernelConstraints& c) {
   std::string out = "in " + set_names(c.input_dtypes, false) + ", out " +
                     set_names(c.output_dtypes, false) + ", A " + set_names(c.a_layouts, true) +

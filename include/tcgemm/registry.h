@@ -8,6 +8,7 @@
 
 #include <tcgemm/tcgemm.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -64,6 +65,11 @@ struct KernelInfo {
   // The dispatcher tries kernels from the highest rank down; 0 means never
   // chosen automatically (teaching steps, unsafe variants), only by name.
   int dispatch_rank = 0;
+  // Bytes of GemmArgs::workspace the kernel needs for this problem on the
+  // current device (it may query the device); nullptr, or a result of 0,
+  // means it needs none. Called only after check_constraints passed. A kernel
+  // that uses the workspace leaves it zero-filled when it finishes.
+  std::size_t (*workspace_bytes)(const GemmArgs& args) = nullptr;
 };
 
 // All kernels, in ladder order (the order tables and listings use).
@@ -71,6 +77,13 @@ std::span<const KernelInfo> registry();
 
 // The kernel with this exact name, or nullptr.
 const KernelInfo* find_kernel(std::string_view name);
+
+// Empty when `kernel` needs no workspace for `args` or args gives it enough
+// (a non-null args.workspace of at least that many args.workspace_bytes);
+// otherwise the reason, e.g. "needs 16908288 bytes of workspace
+// (tcgemm::workspace_size); args.workspace_bytes is 0". Assumes
+// check_constraints(kernel.constraints, ...) passed.
+std::string check_workspace(const KernelInfo& kernel, const GemmArgs& args);
 
 // One line describing the constraints, for tables and error messages.
 std::string describe(const KernelConstraints& constraints);

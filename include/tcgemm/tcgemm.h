@@ -21,6 +21,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -71,6 +72,10 @@ struct MutableMatrixRef {
   std::int64_t stride = 0;
 };
 
+// The alignment validate() asks of a non-null GemmArgs::workspace, in bytes
+// (what cudaMalloc returns).
+inline constexpr std::size_t kWorkspaceAlignment = 256;
+
 // A full GEMM problem. Sizes are 64-bit; batch_count >= 1.
 struct GemmArgs {
   std::int64_t m = 0;
@@ -83,6 +88,21 @@ struct GemmArgs {
   float beta = 0.0f;
   std::int64_t batch_count = 1;
   cudaStream_t stream = nullptr;
+  // Device memory the kernel may use as scratch (e.g. a stream-K kernel's
+  // partial sums and flags); kernels that need none ignore it. Size it with
+  // tcgemm::workspace_size. Contract, as for cuBLAS's workspace:
+  // - zero-fill it (cudaMemset 0) once before its first use; every tcgemm
+  //   kernel leaves it zero-filled when it finishes, so later calls on the
+  //   same stream reuse it without zeroing it again;
+  // - two calls that may run concurrently (on different streams) must not
+  //   share one workspace;
+  // - a non-null workspace is kWorkspaceAlignment (256)-byte aligned, and
+  //   workspace_bytes > 0 needs a non-null workspace.
+  // Calling gemm without a workspace is always allowed: the dispatcher then
+  // skips the kernels that need one (a kernel named in GemmOptions that needs
+  // one is kNotSupported).
+  void* workspace = nullptr;
+  std::size_t workspace_bytes = 0;
 };
 
 // Options that do not change the mathematical result.
@@ -110,5 +130,15 @@ Status validate(const GemmArgs& args);
 // beta is kInvalidValue. Leading dimensions are checked even for empty
 // matrices (ld >= max(1, rows or cols)), as cuBLAS does.
 Status gemm(const GemmArgs& args, const GemmOptions& options = {});
+
+// Bytes of workspace (GemmArgs::workspace) that the kernel gemm(args, options)
+// would run needs. The kernel is picked exactly as gemm picks it, except that
+// the workspace args gives (args.workspace, args.workspace_bytes) is taken to
+// be unlimited: the answer is for the kernel gemm runs once it has that much.
+// 0 when that kernel needs none, when the problem runs no GEMM kernel (M, N,
+// K or alpha is 0) and on any error gemm would return (bad arguments, no
+// sm_90 device, no kernel for the problem). Reads the current device; does
+// not synchronize it.
+std::size_t workspace_size(const GemmArgs& args, const GemmOptions& options = {});
 
 }  // namespace tcgemm

@@ -1,5 +1,6 @@
 // Shared pieces of the GPU tests: the skip rule, a device problem built from
-// a small spec (fresh random inputs, poisoned or random C), and host copies.
+// a small spec (fresh random inputs, poisoned or random C), the GEMM workspace
+// a kernel asks for, and host copies.
 #pragma once
 
 #include <tcgemm/registry.h>
@@ -176,6 +177,45 @@ inline DeviceProblem make_problem(const ProblemSpec& s) {
   if (p.c_elements > 0) p.reset_c();
   TCGEMM_CHECK_CUDA(cudaDeviceSynchronize());
   return p;
+}
+
+// `bytes` of zero-filled device memory (what the API asks of a workspace
+// before its first use), put into args as its workspace; none for 0 bytes.
+// The buffer returned owns it: keep it alive while args is in use.
+inline DeviceBuffer attach_workspace(GemmArgs& args, std::size_t bytes) {
+  DeviceBuffer workspace(bytes);
+  if (bytes > 0) TCGEMM_CHECK_CUDA(cudaMemset(workspace.get(), 0, bytes));
+  args.workspace = workspace.get();
+  args.workspace_bytes = bytes;
+  return workspace;
+}
+
+// The workspace `kernel` asks for on `args` (KernelInfo::workspace_bytes;
+// none without such a function), attached as above. Call only when the
+// kernel's constraints accept args (what a workspace function assumes).
+inline DeviceBuffer attach_workspace(const tcgemm::KernelInfo& kernel, GemmArgs& args) {
+  return attach_workspace(args,
+                          kernel.workspace_bytes != nullptr ? kernel.workspace_bytes(args) : 0);
+}
+
+// Every byte of args's workspace is zero, as every tcgemm kernel must leave it
+// (trivially true without a workspace).
+inline ::testing::AssertionResult WorkspaceIsZero(const GemmArgs& args) {
+  if (args.workspace == nullptr || args.workspace_bytes == 0) return ::testing::AssertionSuccess();
+  std::vector<unsigned char> bytes(args.workspace_bytes);
+  TCGEMM_CHECK_CUDA(cudaMemcpy(bytes.data(), args.workspace, bytes.size(), cudaMemcpyDeviceToHost));
+  std::size_t nonzero = 0;
+  std::size_t first = 0;
+  for (std::size_t i = 0; i < bytes.size(); ++i) {
+    if (bytes[i] == 0) continue;
+    if (nonzero == 0) first = i;
+    ++nonzero;
+  }
+  if (nonzero == 0) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure()
+         << nonzero << " of the workspace's " << bytes.size()
+         << " bytes are not zero after the run, the first at offset " << first
+         << " (a kernel must leave its workspace zero-filled)";
 }
 
 // A device copy of `bytes` at `src` (to check later that they did not change).

@@ -1,11 +1,15 @@
 // The public API on the device: dispatch without a named kernel, BLAS
 // degenerate sizes (K == 0 scales C, M or N == 0 leaves it alone), refusals
-// that leave C bit-identical, user streams, and concurrent callers.
+// that leave C bit-identical, the GEMM workspace, user streams, and concurrent
+// callers.
 #include "gpu_test_util.h"
 
+#include <algorithm>
 #include <cmath>
+#include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace tcgemm_test {
@@ -225,6 +229,121 @@ TEST_F(GemmApi, NamedKernelThatRefusesSaysWhy) {
   EXPECT_NE(st.message.find(reason), std::string::npos) << st.message;
   TCGEMM_CHECK_CUDA(cudaDeviceSynchronize());
   EXPECT_TRUE(tcgemm::testing::bitwise_equal(p.c.get(), before.get(), p.c_bytes()));
+}
+
+// ---- the GEMM workspace -----------------------------------------------------------------
+
+TEST_F(GemmApi, DispatcherWithoutAWorkspaceFallsBackToAKernelThatNeedsNone) {
+  // Few tiles and a deep K: where a stream-K kernel would be the first choice.
+  DeviceProblem p = make_problem(tn(512, 512, 4096, DType::kBF16, DType::kBF16, 0x9a1000e0));
+  const DeviceBuffer ref = reference_of(p.args);
+  ASSERT_TRUE(IsOk(tcgemm::gemm(p.args)));
+  TCGEMM_CHECK_CUDA(cudaDeviceSynchronize());
+  EXPECT_TRUE(MatchesReference(p.args, static_cast<const float*>(ref.get())));
+
+  // With the workspace its first choice asks for, the dispatcher runs that.
+  const std::size_t bytes = tcgemm::workspace_size(p.args);
+  if (bytes == 0) return;
+  const DeviceBuffer workspace = attach_workspace(p.args, bytes);
+  p.reset_c();
+  ASSERT_TRUE(IsOk(tcgemm::gemm(p.args)));
+  TCGEMM_CHECK_CUDA(cudaDeviceSynchronize());
+  EXPECT_TRUE(MatchesReference(p.args, static_cast<const float*>(ref.get())));
+  EXPECT_TRUE(WorkspaceIsZero(p.args));
+}
+
+// A registry kernel that asks for a workspace, on a problem it accepts and
+// needs one for.
+struct WorkspaceCase {
+  const tcgemm::KernelInfo* kernel = nullptr;
+  DeviceProblem problem;
+  std::size_t bytes = 0;  // what the kernel asks for
+};
+
+bool some_kernel_has_a_workspace_function() {
+  return std::ranges::any_of(
+      tcgemm::registry(), [](const tcgemm::KernelInfo& k) { return k.workspace_bytes != nullptr; });
+}
+
+// The first kernel with a workspace function that needs a workspace on one of
+// a few problems (TN with few tiles and a deep K, TN with many tiles, NN), or
+// nullopt.
+std::optional<WorkspaceCase> find_workspace_case() {
+  ProblemSpec nn = tn(1024, 1024, 4096, DType::kFP16, DType::kFP16, 0x9a100120);
+  nn.la = Layout::kColMajor;
+  const ProblemSpec specs[] = {
+      tn(512, 512, 4096, DType::kBF16, DType::kBF16, 0x9a100100),
+      tn(2048, 2304, 192, DType::kBF16, DType::kBF16, 0x9a100110),
+      nn,
+  };
+  const tcgemm::DeviceCaps device{device_compute_capability()};
+  for (const ProblemSpec& spec : specs) {
+    DeviceProblem p = make_problem(spec);
+    for (const tcgemm::KernelInfo& k : tcgemm::registry()) {
+      if (k.workspace_bytes == nullptr) continue;
+      if (!tcgemm::check_constraints(k.constraints, p.args, device).empty()) continue;
+      if (const std::size_t bytes = k.workspace_bytes(p.args); bytes > 0) {
+        return WorkspaceCase{&k, std::move(p), bytes};
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+constexpr const char* kNoWorkspaceKernel =
+    "no registry kernel has a workspace_bytes function yet, so no kernel needs a workspace";
+
+TEST_F(GemmApi, NamedKernelThatNeedsAWorkspaceWithoutOneIsNotSupportedAndLeavesCUntouched) {
+  if (!some_kernel_has_a_workspace_function()) GTEST_SKIP() << kNoWorkspaceKernel;
+  std::optional<WorkspaceCase> wc = find_workspace_case();
+  if (!wc) GTEST_SKIP() << "no kernel with a workspace function needs one on the test problems";
+  GemmArgs& args = wc->problem.args;
+  tcgemm::GemmOptions options;
+  options.kernel = wc->kernel->name;
+  EXPECT_EQ(tcgemm::workspace_size(args, options), wc->bytes);
+
+  const std::size_t c_bytes = wc->problem.c_bytes();
+  const DeviceBuffer before = snapshot(args.c.ptr, c_bytes);
+  Status s = tcgemm::gemm(args, options);
+  EXPECT_EQ(s.code, StatusCode::kNotSupported) << s.message;
+  EXPECT_NE(s.message.find(wc->kernel->name), std::string::npos) << s.message;
+  EXPECT_NE(s.message.find("needs " + std::to_string(wc->bytes) + " bytes of workspace"),
+            std::string::npos)
+      << s.message;
+
+  // One byte too few is refused as well.
+  const DeviceBuffer workspace = attach_workspace(args, wc->bytes);
+  args.workspace_bytes = wc->bytes - 1;
+  s = tcgemm::gemm(args, options);
+  EXPECT_EQ(s.code, StatusCode::kNotSupported) << s.message;
+  EXPECT_NE(s.message.find("workspace_bytes is " + std::to_string(wc->bytes - 1)),
+            std::string::npos)
+      << s.message;
+  TCGEMM_CHECK_CUDA(cudaDeviceSynchronize());
+  EXPECT_TRUE(tcgemm::testing::bitwise_equal(args.c.ptr, before.get(), c_bytes))
+      << "a refused call changed C";
+}
+
+TEST_F(GemmApi, WorkspaceIsZeroAfterEachRunSoItIsReusedWithoutZeroing) {
+  if (!some_kernel_has_a_workspace_function()) GTEST_SKIP() << kNoWorkspaceKernel;
+  std::optional<WorkspaceCase> wc = find_workspace_case();
+  if (!wc) GTEST_SKIP() << "no kernel with a workspace function needs one on the test problems";
+  DeviceProblem& p = wc->problem;
+  tcgemm::GemmOptions options;
+  options.kernel = wc->kernel->name;
+  const std::size_t bytes = tcgemm::workspace_size(p.args, options);
+  ASSERT_EQ(bytes, wc->bytes);
+  const DeviceBuffer workspace = attach_workspace(p.args, bytes);  // zeroed once, as the API asks
+  const DeviceBuffer ref = reference_of(p.args);
+  for (int run = 1; run <= 2; ++run) {
+    SCOPED_TRACE("run " + std::to_string(run) + " of " + std::string(wc->kernel->name) + " on " +
+                 describe(p.spec));
+    if (run > 1) p.reset_c();
+    ASSERT_TRUE(IsOk(tcgemm::gemm(p.args, options)));
+    TCGEMM_CHECK_CUDA(cudaDeviceSynchronize());
+    EXPECT_TRUE(MatchesReference(p.args, static_cast<const float*>(ref.get())));
+    EXPECT_TRUE(WorkspaceIsZero(p.args));
+  }
 }
 
 // ---- thread safety ---------------------------------------------------------------------

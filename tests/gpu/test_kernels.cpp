@@ -3,6 +3,8 @@
 // square, tile-multiple, ragged, alpha/beta and wide-leading-dimension
 // problems in bf16 and fp16 with half and fp32 outputs. Each problem has its
 // own seed; C is poisoned whenever beta == 0, so an unwritten element fails.
+// A kernel that asks for a GEMM workspace gets it zero-filled and must leave
+// it zero-filled.
 //
 // A problem a kernel's constraints refuse is not computed: the test checks
 // that the API refuses it too (kNotSupported with the same reason) and leaves
@@ -302,12 +304,14 @@ TEST_P(KernelVsReference, MatchesReference) {
 
   if (is_unsafe(*kernel)) GTEST_SKIP() << unsafe_reason(*kernel);
 
+  const DeviceBuffer workspace = attach_workspace(*kernel, p.args);
   const DeviceBuffer ref = reference_of(p.args);
   const DeviceBuffer before = snapshot(p.c.get(), p.c_bytes());
   ASSERT_TRUE(IsOk(tcgemm::gemm(p.args, options)));
   TCGEMM_CHECK_CUDA(cudaDeviceSynchronize());
   EXPECT_TRUE(MatchesReference(p.args, static_cast<const float*>(ref.get())));
   EXPECT_TRUE(PaddingUntouched(p.args, before.get(), p.c_elements));
+  EXPECT_TRUE(WorkspaceIsZero(p.args));
 }
 
 INSTANTIATE_TEST_SUITE_P(AllKernels, KernelVsReference,
@@ -374,6 +378,8 @@ TEST_P(KernelRepeatability, RunsAreBitwiseIdentical) {
 
   tcgemm::GemmOptions options;
   options.kernel = kernel->name;
+  // Zeroed once: every run leaves it zeroed for the next (the API's contract).
+  const DeviceBuffer workspace = attach_workspace(*kernel, p.args);
   const DeviceBuffer ref = reference_of(p.args);
   ASSERT_TRUE(IsOk(tcgemm::gemm(p.args, options)));
   TCGEMM_CHECK_CUDA(cudaDeviceSynchronize());
@@ -388,6 +394,7 @@ TEST_P(KernelRepeatability, RunsAreBitwiseIdentical) {
     EXPECT_TRUE(tcgemm::testing::bitwise_equal(first.get(), p.c.get(), p.c_bytes()))
         << "run " << run << " differs from run 1";
   }
+  EXPECT_TRUE(WorkspaceIsZero(p.args));
 }
 
 INSTANTIATE_TEST_SUITE_P(AllKernels, KernelRepeatability,

@@ -1,11 +1,13 @@
 // The kernel registry: its entries are well formed, find_kernel finds them,
-// and check_constraints refuses every kind of violated constraint with a
-// message naming it (and accepts a conforming problem). Constraints are data,
-// so all of this runs on the CPU.
+// check_constraints refuses every kind of violated constraint with a message
+// naming it (and accepts a conforming problem), and check_workspace refuses a
+// missing or short GEMM workspace. Constraints are data, so all of this runs
+// on the CPU.
 #include <gtest/gtest.h>
 #include <tcgemm/registry.h>
 #include <tcgemm/tcgemm.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <ostream>
 #include <set>
@@ -784,6 +786,74 @@ TEST_F(CheckConstraints, AMultipleOfOneMeansAny) {
   args_.c.ld = 19;
   args_.a.ptr = reinterpret_cast<const void*>(std::uintptr_t{0x1002});
   EXPECT_EQ(tcgemm::check_constraints(c_, args_, DeviceCaps{0}), "");
+}
+
+// ---- check_workspace ---------------------------------------------------------------------
+
+// What the fake kernel below asks for: 16 MiB + 128 KiB, say a stream-K
+// kernel's partial tiles and flags.
+constexpr std::size_t kFakeWorkspaceBytes = 16908288;
+std::size_t fake_workspace_bytes(const GemmArgs&) { return kFakeWorkspaceBytes; }
+std::size_t no_workspace_bytes(const GemmArgs&) { return 0; }
+
+class CheckWorkspace : public ::testing::Test {
+ protected:
+  KernelInfo kernel_{.name = "fake-stream-k",
+                     .description = "a made-up kernel that asks for a workspace",
+                     .constraints = strict_constraints(),
+                     .workspace_bytes = &fake_workspace_bytes};
+  GemmArgs args_ = conforming_problem(strict_constraints());
+
+  void give_workspace(std::size_t bytes) {
+    args_.workspace = reinterpret_cast<void*>(8 * kAligned);
+    args_.workspace_bytes = bytes;
+  }
+  std::string check() const { return tcgemm::check_workspace(kernel_, args_); }
+};
+
+TEST_F(CheckWorkspace, AcceptsAWorkspaceThatIsLargeEnough) {
+  give_workspace(kFakeWorkspaceBytes);
+  EXPECT_EQ(check(), "");
+  give_workspace(kFakeWorkspaceBytes + 1);
+  EXPECT_EQ(check(), "");
+}
+
+TEST_F(CheckWorkspace, RefusesNoWorkspaceSayingHowMuchItNeeds) {
+  EXPECT_EQ(
+      check(),
+      "needs 16908288 bytes of workspace (tcgemm::workspace_size); args.workspace_bytes is 0");
+}
+
+TEST_F(CheckWorkspace, RefusesAWorkspaceThatIsTooSmall) {
+  give_workspace(kFakeWorkspaceBytes - 1);
+  const std::string reason = check();
+  EXPECT_TRUE(RefusedNaming(reason, "needs 16908288 bytes of workspace"));
+  EXPECT_TRUE(RefusedNaming(reason, "args.workspace_bytes is 16908287"));
+}
+
+TEST_F(CheckWorkspace, RefusesANullWorkspaceWhateverItsDeclaredSize) {
+  args_.workspace = nullptr;
+  args_.workspace_bytes = kFakeWorkspaceBytes;
+  EXPECT_TRUE(RefusedNaming(check(), "args.workspace is null"));
+}
+
+TEST_F(CheckWorkspace, AcceptsAnythingForAKernelWithoutAWorkspaceFunction) {
+  kernel_.workspace_bytes = nullptr;
+  EXPECT_EQ(check(), "");
+  give_workspace(1);
+  EXPECT_EQ(check(), "");
+}
+
+TEST_F(CheckWorkspace, AcceptsNoWorkspaceWhenTheKernelAsksForZeroBytes) {
+  kernel_.workspace_bytes = &no_workspace_bytes;
+  EXPECT_EQ(check(), "");
+}
+
+TEST(Registry, KernelsWithoutAWorkspaceFunctionRunWithoutAWorkspace) {
+  for (const KernelInfo& k : tcgemm::registry()) {
+    if (k.workspace_bytes != nullptr) continue;
+    EXPECT_EQ(tcgemm::check_workspace(k, conforming_problem(k.constraints)), "") << k.name;
+  }
 }
 
 // ---- describe ------------------------------------------------------------------------

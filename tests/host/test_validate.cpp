@@ -1,12 +1,14 @@
-// tcgemm::validate and the host-side paths of tcgemm::gemm: every class of
-// bad argument is refused with kInvalidValue and a message naming it, and
-// nothing here needs a GPU (validate never touches the device; gemm refuses
-// bad arguments before it looks for one).
+// tcgemm::validate and the host-side paths of tcgemm::gemm and
+// tcgemm::workspace_size: every class of bad argument is refused with
+// kInvalidValue and a message naming it, and nothing here needs a GPU
+// (validate never touches the device; gemm refuses bad arguments before it
+// looks for one).
 #include <tcgemm/tcgemm.h>
 
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -414,6 +416,95 @@ TEST(Validate, AcceptsOutputBatchesSideBySideWithinEachColumn) {
   EXPECT_TRUE(Ok(tcgemm::validate(args)));
   args.c.stride = args.m - 1;  // now they share a row
   EXPECT_TRUE(InvalidNaming(tcgemm::validate(args), "c.stride"));
+}
+
+// ---- the GEMM workspace ------------------------------------------------------------------
+
+// A fake workspace address, 256-byte aligned like a cudaMalloc result.
+void* const kFakeWorkspace = reinterpret_cast<void*>(std::uintptr_t{0x40000});
+
+TEST(Validate, AcceptsAnAlignedWorkspace) {
+  GemmArgs args = tn_args();
+  args.workspace = kFakeWorkspace;
+  args.workspace_bytes = 1 << 20;
+  EXPECT_TRUE(Ok(tcgemm::validate(args)));
+  args.workspace_bytes = 0;  // a buffer of no declared size is simply never used
+  EXPECT_TRUE(Ok(tcgemm::validate(args)));
+}
+
+TEST(Validate, RejectsWorkspaceBytesWithoutAWorkspace) {
+  GemmArgs args = tn_args();
+  args.workspace_bytes = 4096;
+  const Status s = tcgemm::validate(args);
+  EXPECT_TRUE(InvalidNaming(s, "workspace is a null pointer"));
+  EXPECT_TRUE(InvalidNaming(s, "workspace_bytes=4096"));
+}
+
+TEST(Validate, RejectsAWorkspaceNotAlignedTo256Bytes) {
+  GemmArgs args = tn_args();
+  args.workspace_bytes = 4096;
+  for (std::uintptr_t offset : {1u, 16u, 128u}) {
+    args.workspace = static_cast<std::byte*>(kFakeWorkspace) + offset;
+    const Status s = tcgemm::validate(args);
+    EXPECT_TRUE(InvalidNaming(s, "workspace")) << "offset " << offset;
+    EXPECT_TRUE(InvalidNaming(s, std::to_string(tcgemm::kWorkspaceAlignment) + "-byte aligned"))
+        << "offset " << offset;
+  }
+}
+
+TEST(Validate, RejectsAWorkspaceThatWrapsTheAddressSpace) {
+  GemmArgs args = tn_args();
+  args.workspace = kFakeWorkspace;
+  args.workspace_bytes = std::numeric_limits<std::size_t>::max() - 0x1000;
+  EXPECT_TRUE(InvalidNaming(tcgemm::validate(args), "workspace_bytes="));
+}
+
+TEST(Validate, ChecksTheWorkspaceEvenWhenNoKernelRuns) {
+  // M == 0 is a quick return, but a bad workspace is the caller's mistake anyway.
+  GemmArgs args = make_args(0, 48, 32);
+  args.workspace = static_cast<std::byte*>(kFakeWorkspace) + 8;
+  EXPECT_TRUE(InvalidNaming(tcgemm::validate(args), "workspace"));
+  args.workspace = nullptr;
+  args.workspace_bytes = 256;
+  EXPECT_TRUE(InvalidNaming(tcgemm::validate(args), "workspace"));
+}
+
+TEST(Gemm, RejectsABadWorkspaceBeforeLookingForADevice) {
+  GemmArgs args = tn_args();
+  args.workspace_bytes = 4096;
+  EXPECT_TRUE(InvalidNaming(tcgemm::gemm(args), "workspace"));
+}
+
+TEST(WorkspaceSize, IsZeroForInvalidArguments) {
+  GemmArgs args = tn_args();
+  args.c.ld = 1;
+  EXPECT_EQ(tcgemm::workspace_size(args), 0u);
+  args = tn_args();
+  args.workspace_bytes = 4096;  // without a workspace
+  EXPECT_EQ(tcgemm::workspace_size(args), 0u);
+}
+
+TEST(WorkspaceSize, IsZeroForAnUnknownKernelName) {
+  tcgemm::GemmOptions options;
+  options.kernel = "no_such_kernel";
+  EXPECT_EQ(tcgemm::workspace_size(tn_args(), options), 0u);
+}
+
+TEST(WorkspaceSize, IsZeroWhenNoGemmKernelRuns) {
+  // M or N == 0 does nothing; K == 0 and alpha == 0 only scale C.
+  EXPECT_EQ(tcgemm::workspace_size(make_args(0, 48, 32)), 0u);
+  EXPECT_EQ(tcgemm::workspace_size(make_args(64, 0, 32)), 0u);
+  EXPECT_EQ(tcgemm::workspace_size(make_args(64, 48, 0)), 0u);
+  GemmArgs args = tn_args();
+  args.alpha = 0.0f;
+  EXPECT_EQ(tcgemm::workspace_size(args), 0u);
+}
+
+TEST(WorkspaceSize, IsZeroWithoutAGpu) {
+  if (has_cuda_device())
+    GTEST_SKIP() << "a CUDA device is present; this test is for machines without one";
+  // The device check fails (kArchMismatch in gemm): an error, so 0.
+  EXPECT_EQ(tcgemm::workspace_size(tn_args()), 0u);
 }
 
 // ---- gemm(): the paths that never reach a device ------------------------------------

@@ -138,9 +138,9 @@ SetPlan plan_sets(const Problem& p, std::int64_t l2_bytes) {
 // the verified one; timing walks through all sets so that no launch finds its
 // inputs in L2 from an earlier one. Throws testing::DeviceAllocError when a
 // pool does not fit.
-class Workspace {
+class OperandSets {
  public:
-  Workspace(const Problem& p, const SetPlan& plan, std::uint64_t seed, cudaStream_t stream)
+  OperandSets(const Problem& p, const SetPlan& plan, std::uint64_t seed, cudaStream_t stream)
       : problem_(p), plan_(plan) {
     const auto sets = static_cast<std::size_t>(plan.sets);
     a_ = DeviceBuffer(plan.a_stride * sets);
@@ -180,6 +180,42 @@ class Workspace {
   DeviceBuffer a_;
   DeviceBuffer b_;
   DeviceBuffer c_;
+};
+
+// The GEMM workspace (GemmArgs::workspace) of every tcgemm launch on one
+// problem: one buffer, the largest that `kernels` ask for this problem
+// (cuBLAS, nullptr, and kernels without a workspace function ask for none),
+// zeroed once. A kernel leaves it zeroed (the API's contract), so the
+// verified and the timed runs of every kernel share it. Throws
+// testing::DeviceAllocError when it does not fit.
+class GemmWorkspace {
+ public:
+  // `kernels` must all accept `args` (check_constraints passed): that is what
+  // a workspace function assumes.
+  GemmWorkspace(std::span<const KernelInfo* const> kernels, const GemmArgs& args,
+                cudaStream_t stream) {
+    std::size_t bytes = 0;
+    for (const KernelInfo* kernel : kernels) {
+      if (kernel != nullptr && kernel->workspace_bytes != nullptr) {
+        bytes = std::max(bytes, kernel->workspace_bytes(args));
+      }
+    }
+    buffer_ = DeviceBuffer(bytes);
+    if (bytes > 0) {
+      check_cuda(cudaMemsetAsync(buffer_.get(), 0, bytes, stream),
+                 "cudaMemsetAsync (zero the GEMM workspace)");
+    }
+  }
+
+  // `args` with the workspace in it.
+  GemmArgs attach(GemmArgs args) const {
+    args.workspace = buffer_.get();
+    args.workspace_bytes = buffer_.bytes();
+    return args;
+  }
+
+ private:
+  DeviceBuffer buffer_;
 };
 
 // The checked runs on set 0: reference once, then for each launcher two runs
@@ -302,15 +338,16 @@ Timing summarize(std::vector<double> ms, int launches_per_sample) {
 // Events are read only after the whole loop is enqueued, so the host stays
 // ahead of the GPU and no launch gap enters a sample.
 std::vector<TimingOutcome> time_interleaved(const std::vector<Launcher>& launchers,
-                                            const Workspace& workspace, const RunOptions& options,
-                                            cudaStream_t stream) {
+                                            const OperandSets& operands,
+                                            const GemmWorkspace& workspace,
+                                            const RunOptions& options, cudaStream_t stream) {
   std::vector<TimingOutcome> out(launchers.size());
   int next_set = 0;
   const auto enqueue = [&](std::size_t i, int launches, const EventPair& events) {
     check_cuda(cudaEventRecord(events.start.get(), stream), "cudaEventRecord");
     for (int r = 0; r < launches; ++r) {
-      const Launch outcome = launchers[i](workspace.args(next_set, stream));
-      next_set = (next_set + 1) % workspace.sets();
+      const Launch outcome = launchers[i](workspace.attach(operands.args(next_set, stream)));
+      next_set = (next_set + 1) % operands.sets();
       if (outcome.kind != Launch::Kind::kOk) {
         out[i].error = outcome.message;
         return false;
@@ -457,27 +494,31 @@ void Runner::hazard_runs(const Problem& problem, int runs,
   // One buffer set: nothing is timed, so L2 does not matter.
   SetPlan plan = plan_sets(problem, device_.l2_bytes);
   plan.sets = 1;
-  Workspace workspace(problem, plan, hazard_seed(options_.seed, 0), stream_);
-  const GemmArgs args = workspace.args(0, stream_);
+  OperandSets operands(problem, plan, hazard_seed(options_.seed, 0), stream_);
+  const GemmArgs operand_args = operands.args(0, stream_);
 
   // A report whose launcher is gone has been skipped or has failed.
   std::vector<std::optional<Launcher>> launchers(reports.size());
+  std::vector<const KernelInfo*> runnable;  // what the GEMM workspace is sized for
   const DeviceCaps caps{device_.compute_capability};
   for (std::size_t i = 0; i < reports.size(); ++i) {
     if (kernels[i] == nullptr) {
       launchers[i] = cublas_launcher(cublas_);
-    } else if (std::string reason = check_constraints(kernels[i]->constraints, args, caps);
+    } else if (std::string reason = check_constraints(kernels[i]->constraints, operand_args, caps);
                !reason.empty()) {
       reports[i].status = "skipped: " + reason;
     } else {
       launchers[i] = tcgemm_launcher(*kernels[i]);
+      runnable.push_back(kernels[i]);
     }
   }
+  const GemmWorkspace workspace(runnable, operand_args, stream_);
+  const GemmArgs args = workspace.attach(operand_args);
 
   for (int run = 0; run < runs; ++run) {
     const std::uint64_t seed = hazard_seed(options_.seed, run);
-    if (run > 0) workspace.fill(seed, stream_);
-    Verifier verifier(args, workspace.c_bytes(), stream_);  // this run's reference
+    if (run > 0) operands.fill(seed, stream_);
+    Verifier verifier(args, operands.c_bytes(), stream_);  // this run's reference
     for (std::size_t i = 0; i < reports.size(); ++i) {
       if (!launchers[i]) continue;
       Result outcome;  // the Verifier's statuses for a launch that did not run
@@ -512,10 +553,11 @@ void Runner::hazard_runs(const Problem& problem, int runs,
 
 void Runner::measure(const Problem& problem, std::span<const KernelInfo* const> kernels,
                      std::span<Result> rows) {
-  const Workspace workspace(problem, plan_sets(problem, device_.l2_bytes), options_.seed, stream_);
-  const GemmArgs checked = workspace.args(0, stream_);
+  const OperandSets operands(problem, plan_sets(problem, device_.l2_bytes), options_.seed, stream_);
+  const GemmArgs operand_args = operands.args(0, stream_);
 
   std::vector<std::pair<std::size_t, Launcher>> candidates;
+  std::vector<const KernelInfo*> runnable;  // what the GEMM workspace is sized for
   const DeviceCaps caps{device_.compute_capability};
   std::size_t cublas_row = 0;
   for (std::size_t row = 0; row < rows.size(); ++row) {
@@ -523,18 +565,20 @@ void Runner::measure(const Problem& problem, std::span<const KernelInfo* const> 
     if (kernel == nullptr) {
       cublas_row = row;
       candidates.emplace_back(row, cublas_launcher(cublas_));
-    } else if (std::string reason = check_constraints(kernel->constraints, checked, caps);
+    } else if (std::string reason = check_constraints(kernel->constraints, operand_args, caps);
                !reason.empty()) {
       rows[row].status = "skipped: " + reason;
     } else {
       candidates.emplace_back(row, tcgemm_launcher(*kernel));
+      runnable.push_back(kernel);
     }
   }
+  const GemmWorkspace workspace(runnable, operand_args, stream_);
 
   {
-    Verifier verifier(checked, workspace.c_bytes(), stream_);
+    Verifier verifier(workspace.attach(operand_args), operands.c_bytes(), stream_);
     for (const auto& [row, launch] : candidates) verifier.verify(launch, rows[row]);
-  }  // frees the reference and the copies of C: timing needs only the workspace
+  }  // frees the reference and the copies of C: timing needs the operands and workspace only
 
   std::vector<std::size_t> timed_rows;
   std::vector<Launcher> timed;
@@ -543,7 +587,8 @@ void Runner::measure(const Problem& problem, std::span<const KernelInfo* const> 
     timed_rows.push_back(row);
     timed.push_back(launch);
   }
-  const std::vector<TimingOutcome> outcomes = time_interleaved(timed, workspace, options_, stream_);
+  const std::vector<TimingOutcome> outcomes =
+      time_interleaved(timed, operands, workspace, options_, stream_);
   const std::optional<unsigned> sm_clock = clocks_.read().sm_mhz;
 
   for (std::size_t i = 0; i < timed_rows.size(); ++i) {

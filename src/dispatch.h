@@ -1,0 +1,32 @@
+// Kernel selection: which registry kernel runs a problem, apart from the
+// device query and the BLAS quick returns around it (src/api.cpp), so that
+// the rules are tested on the CPU with made-up kernels.
+#pragma once
+
+#include <tcgemm/registry.h>
+#include <tcgemm/tcgemm.h>
+
+#include <span>
+
+namespace tcgemm {
+
+// A kernel that can run the problem, or (kernel == nullptr) the status that
+// says why none can.
+struct KernelChoice {
+  Status status;
+  const KernelInfo* kernel = nullptr;
+};
+
+// The kernel for `args` on `device`: `forced` when it is non-null and can run
+// the problem (kNotSupported with its reason when it cannot), otherwise the
+// kernel of `kernels` with the highest positive dispatch rank that can
+// (kNotSupported listing every ranked kernel's reason when none can). A kernel
+// can run the problem when its constraints accept it and args gives it the
+// workspace it needs; with `unlimited_workspace` the workspace is taken to be
+// large enough (what tcgemm::workspace_size asks). Assumes validate(args)
+// passed and M, N, K > 0.
+KernelChoice choose_kernel(std::span<const KernelInfo> kernels, const KernelInfo* forced,
+                           const GemmArgs& args, const DeviceCaps& device,
+                           bool unlimited_workspace);
+
+}  // namespace tcgemm
