@@ -218,6 +218,15 @@ const std::array kKernels = {
         &kernels::launch_hopper_14,
         /*dispatch_rank=*/14,
     },
+    KernelInfo{
+        "hopper-15",
+        "Hopper step 15 (beyond the worklog): step 14 with the last, partial round of tile pairs "
+        "split along K over all resident clusters (stream-K; needs a workspace)",
+        tma_store_constraints(),
+        &kernels::launch_hopper_15,
+        /*dispatch_rank=*/15,
+        &kernels::workspace_hopper_15,
+    },
     // The WMMA ladder (issue 4), one entry per step of the S4000 article, and
     // steps 10 and 11 beyond it. All are teaching steps run by name, except
     // the fastest safe steps, which serve NN problems (no other kernel does):

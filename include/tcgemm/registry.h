@@ -68,7 +68,8 @@ struct KernelInfo {
   // Bytes of GemmArgs::workspace the kernel needs for this problem on the
   // current device (it may query the device); nullptr, or a result of 0,
   // means it needs none. Called only after check_constraints passed. A kernel
-  // that uses the workspace leaves it zero-filled when it finishes.
+  // that uses the workspace leaves the bytes it needs zero (its flags) zero
+  // again when it finishes.
   std::size_t (*workspace_bytes)(const GemmArgs& args) = nullptr;
 };
 

@@ -92,8 +92,9 @@ struct GemmArgs {
   // partial sums and flags); kernels that need none ignore it. Size it with
   // tcgemm::workspace_size. Contract, as for cuBLAS's workspace:
   // - zero-fill it (cudaMemset 0) once before its first use; every tcgemm
-  //   kernel leaves it zero-filled when it finishes, so later calls on the
-  //   same stream reuse it without zeroing it again;
+  //   kernel leaves the bytes it needs zero (flags) zero again when it
+  //   finishes, the rest being scratch, so later calls on the same stream
+  //   reuse it without zeroing it again;
   // - two calls that may run concurrently (on different streams) must not
   //   share one workspace;
   // - a non-null workspace is kWorkspaceAlignment (256)-byte aligned, and

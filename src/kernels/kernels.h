@@ -25,7 +25,7 @@ Status launch_hopper_05(const GemmArgs& args);
 // Step 6: persistent CTAs over grouped tiles. See k06_persistent.cu.
 Status launch_hopper_06(const GemmArgs& args);
 
-// Hopper ladder steps 7-14 (src/kernels/hopper/k07_* .. k14_*).
+// Hopper ladder steps 7-15 (src/kernels/hopper/k07_* .. k15_*).
 Status launch_hopper_07(const GemmArgs& args);
 Status launch_hopper_08(const GemmArgs& args);
 Status launch_hopper_09(const GemmArgs& args);
@@ -34,6 +34,9 @@ Status launch_hopper_11(const GemmArgs& args);
 Status launch_hopper_12(const GemmArgs& args);
 Status launch_hopper_13(const GemmArgs& args);
 Status launch_hopper_14(const GemmArgs& args);
+// Step 15: stream-K over the last round (k15_stream_k.cu); its workspace in bytes.
+Status launch_hopper_15(const GemmArgs& args);
+std::size_t workspace_hopper_15(const GemmArgs& args);
 
 // The WMMA ladder (issue 4): the S4000 article's fp16 NN GEMM re-created on
 // CUDA WMMA, one launcher per step (src/kernels/wmma/k00_* .. k11_*); each

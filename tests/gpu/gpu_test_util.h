@@ -198,26 +198,6 @@ inline DeviceBuffer attach_workspace(const tcgemm::KernelInfo& kernel, GemmArgs&
                           kernel.workspace_bytes != nullptr ? kernel.workspace_bytes(args) : 0);
 }
 
-// Every byte of args's workspace is zero, as every tcgemm kernel must leave it
-// (trivially true without a workspace).
-inline ::testing::AssertionResult WorkspaceIsZero(const GemmArgs& args) {
-  if (args.workspace == nullptr || args.workspace_bytes == 0) return ::testing::AssertionSuccess();
-  std::vector<unsigned char> bytes(args.workspace_bytes);
-  TCGEMM_CHECK_CUDA(cudaMemcpy(bytes.data(), args.workspace, bytes.size(), cudaMemcpyDeviceToHost));
-  std::size_t nonzero = 0;
-  std::size_t first = 0;
-  for (std::size_t i = 0; i < bytes.size(); ++i) {
-    if (bytes[i] == 0) continue;
-    if (nonzero == 0) first = i;
-    ++nonzero;
-  }
-  if (nonzero == 0) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure()
-         << nonzero << " of the workspace's " << bytes.size()
-         << " bytes are not zero after the run, the first at offset " << first
-         << " (a kernel must leave its workspace zero-filled)";
-}
-
 // A device copy of `bytes` at `src` (to check later that they did not change).
 inline DeviceBuffer snapshot(const void* src, std::size_t bytes) {
   DeviceBuffer copy(bytes);

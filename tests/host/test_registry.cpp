@@ -179,8 +179,9 @@ TEST(Registry, HasEveryHopperLadderStepInOrder) {
     if (k.name.starts_with("hopper-")) ladder.push_back(k.name);
   }
   const std::vector<std::string_view> expected = {
-      "hopper-01", "hopper-02", "hopper-03", "hopper-04", "hopper-05", "hopper-06", "hopper-07",
-      "hopper-08", "hopper-09", "hopper-10", "hopper-11", "hopper-12", "hopper-13", "hopper-14"};
+      "hopper-01", "hopper-02", "hopper-03", "hopper-04", "hopper-05",
+      "hopper-06", "hopper-07", "hopper-08", "hopper-09", "hopper-10",
+      "hopper-11", "hopper-12", "hopper-13", "hopper-14", "hopper-15"};
   EXPECT_EQ(ladder, expected);
 }
 
@@ -412,7 +413,7 @@ INSTANTIATE_TEST_SUITE_P(AllSteps, LadderStep,
                          ::testing::Values("hopper-01", "hopper-02", "hopper-03", "hopper-04",
                                            "hopper-05", "hopper-06", "hopper-07", "hopper-08",
                                            "hopper-09", "hopper-10", "hopper-11", "hopper-12",
-                                           "hopper-13", "hopper-14"),
+                                           "hopper-13", "hopper-14", "hopper-15"),
                          step_test_name);
 
 INSTANTIATE_TEST_SUITE_P(Steps1To9, RaggedLadderStep,
@@ -421,7 +422,7 @@ INSTANTIATE_TEST_SUITE_P(Steps1To9, RaggedLadderStep,
                                            "hopper-09"),
                          step_test_name);
 
-// Steps 10-14 store C through TMA: besides the above, 16-bit output, ldc a
+// Steps 10-15 store C through TMA: besides the above, 16-bit output, ldc a
 // multiple of 8, C 16-byte aligned, and M a multiple of 8 (a TMA store clips
 // the contiguous dimension only at 16-byte granularity, measured on the H200).
 class TmaStoreLadderStep : public LadderStep {};
@@ -458,9 +459,9 @@ TEST_P(TmaStoreLadderStep, RefusesLdcThatIsNotAMultipleOf8) {
       RefusedNaming(check(tn_problem(128, 256, 64, DType::kBF16, DType::kBF16, 3)), "ldc=131"));
 }
 
-INSTANTIATE_TEST_SUITE_P(Steps10To14, TmaStoreLadderStep,
+INSTANTIATE_TEST_SUITE_P(Steps10To15, TmaStoreLadderStep,
                          ::testing::Values("hopper-10", "hopper-11", "hopper-12", "hopper-13",
-                                           "hopper-14"),
+                                           "hopper-14", "hopper-15"),
                          step_test_name);
 
 // ---- what the WMMA ladder promises ------------------------------------------------

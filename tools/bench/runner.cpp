@@ -185,7 +185,7 @@ class OperandSets {
 // The GEMM workspace (GemmArgs::workspace) of every tcgemm launch on one
 // problem: one buffer, the largest that `kernels` ask for this problem
 // (cuBLAS, nullptr, and kernels without a workspace function ask for none),
-// zeroed once. A kernel leaves it zeroed (the API's contract), so the
+// zeroed once. A kernel leaves it reusable (the API's contract), so the
 // verified and the timed runs of every kernel share it. Throws
 // testing::DeviceAllocError when it does not fit.
 class GemmWorkspace {

@@ -1,10 +1,12 @@
-// The kernel of Hopper ladder steps 10-14 (k10_tma_store.cu, k11_hilbert.cu,
-// k12_four_stages.cu, k13_stmatrix.cu, k14_deferred_store.cu): persistent
+// The kernel of Hopper ladder steps 10-15 (k10_tma_store.cu, k11_hilbert.cu,
+// k12_four_stages.cu, k13_stmatrix.cu, k14_deferred_store.cu,
+// k15_stream_k.cu): persistent
 // clusters of 2 with B multicast, scale-d = 0, and C staged in swizzled shared
 // memory and written by TMA stores. The steps differ in the order tile pairs
 // are visited (Order: as in CUTLASS, a scheduler swap is one template
 // argument) and in Cfg (ring depth, C columns per store, how C is staged, who
-// walks the tile order, grid size, when C is stored); each step's file holds
+// walks the tile order, grid size, when C is stored, whether the last round
+// is split along K); each step's file holds
 // its header and its launcher.
 #pragma once
 
@@ -17,10 +19,12 @@
 #include "kernels/hopper/common.cuh"
 #include "ptx/cluster.cuh"
 #include "ptx/common.cuh"
+#include "ptx/global_sync.cuh"
 #include "ptx/mbarrier.cuh"
 #include "ptx/tma.cuh"
 #include "ptx/wgmma.cuh"
 #include "sched/hilbert.h"
+#include "sched/stream_k.h"
 #include "sched/tile_order.h"
 
 namespace tcgemm::kernels::hopper::tma_store {
@@ -31,7 +35,7 @@ namespace tcgemm::kernels::hopper::tma_store {
 // kCCols frees shared memory for the ring (steps 10-11: 3 stages, whole
 // slices; step 12: 4 stages, half slices).
 template <int kStagesT, int kCColsT, bool kStmatrixT = false, bool kProducerScheduleT = false,
-          bool kBalancedGridT = false, bool kDeferredStoreT = false>
+          bool kBalancedGridT = false, bool kDeferredStoreT = false, bool kStreamKT = false>
 struct TmaStoreConfig {
   static constexpr int BM = 128;
   static constexpr int BN = 256;
@@ -64,6 +68,24 @@ struct TmaStoreConfig {
   static constexpr int kDeferredSpacing = 2;
   static_assert(!kDeferredStore || (kCParts > kFirstDeferredPart && kFirstDeferredPart > 0),
                 "the deferred store needs a part stored at once and a part deferred");
+  // Step 15: the tile pairs of the last, partial round are split along K
+  // over all resident clusters (sched/stream_k.h); partial sums meet in the
+  // GEMM workspace. Builds on step 14's producer-walked schedule.
+  static constexpr bool kStreamK = kStreamKT;
+  static_assert(!kStreamK || (kProducerSchedule && kDeferredStore),
+                "stream-K hands its work items over like step 14");
+  // What splitting the last round costs beyond its k-tiles, in k-tiles
+  // (~1.05k cycles each): every CTA writes or reads a 128 KiB partial sum at
+  // about the same moment, bound by L2 bandwidth; measured on the H200 at
+  // ~11 us, 16 k-tiles at 4096^3 and 8192^3 (docs/ladder.md, step 15). The
+  // schedule splits the last round only when it still saves more than this.
+  static constexpr int kStreamKFixupKTiles = 16;
+  // And what the stream-K kernel's bookkeeping costs on its whole rounds:
+  // ~1.5% (1/64) against step 14's kernel on the same data-parallel work.
+  static constexpr int kStreamKOverhead64ths = 1;
+  // The kernel step 15 runs when the schedule splits nothing: step 14's.
+  using DataParallel = TmaStoreConfig<kStagesT, kCColsT, kStmatrixT, kProducerScheduleT,
+                                      kBalancedGridT, kDeferredStoreT, false>;
   static constexpr int kConsumers = 2;
   static constexpr int kWarpgroupThreads = 128;
   static constexpr int kThreads = (1 + kConsumers) * kWarpgroupThreads;
@@ -89,6 +111,40 @@ struct TileOrigin {
   std::int32_t col;
 };
 
+// With kStreamK, a work item as the producer hands it over: the tile's origin,
+// its number of k-tiles, and sched::StreamKItem::peers (the fixup role).
+struct WorkOrigin {
+  std::int32_t row;
+  std::int32_t col;
+  std::int32_t k_tiles;
+  std::int32_t peers;
+};
+
+// Stream-K's schedule and its view of the GEMM workspace (kStreamK only):
+// per (CTA, consumer), indexed by blockIdx.x * kConsumers + consumer, one
+// flag and one 64 x BN fp32 partial sum, stored as BN / 8 float4 per
+// thread, [float4 index][thread], so that a warp's access is 512 contiguous
+// bytes. The flags come first in the workspace, then the partials.
+struct StreamKParams {
+  sched::StreamKSchedule schedule;
+  std::uint32_t* flags = nullptr;
+  float4* partials = nullptr;
+};
+
+template <typename Cfg>
+constexpr std::size_t stream_k_flag_bytes(std::int64_t ctas) {
+  constexpr std::size_t kAlign = 256;  // the workspace's alignment (tcgemm.h)
+  const std::size_t bytes =
+      static_cast<std::size_t>(ctas) * Cfg::kConsumers * sizeof(std::uint32_t);
+  return (bytes + kAlign - 1) / kAlign * kAlign;
+}
+
+template <typename Cfg>
+constexpr std::size_t stream_k_workspace_bytes(std::int64_t ctas) {
+  return stream_k_flag_bytes<Cfg>(ctas) +
+         static_cast<std::size_t>(ctas) * Cfg::kConsumers * kCRows * Cfg::BN * sizeof(float);
+}
+
 template <typename TIn, typename TOut, typename Cfg>
 struct alignas(1024) SharedStorage {
   TIn a[Cfg::kStages][Cfg::BM * Cfg::BK];
@@ -97,9 +153,9 @@ struct alignas(1024) SharedStorage {
   std::uint64_t full[Cfg::kStages];
   std::uint64_t empty[Cfg::kStages];
   // With kProducerSchedule: the first row and column of the CTA's tile whose
-  // first k-tile a slot holds, written by the producer before it arms the
-  // slot's full barrier.
-  TileOrigin origin[Cfg::kStages];
+  // first k-tile a slot holds (kStreamK: the whole work item), written by the
+  // producer before it arms the slot's full barrier.
+  std::conditional_t<Cfg::kStreamK, WorkOrigin, TileOrigin> origin[Cfg::kStages];
 };
 
 template <typename TIn, typename TOut, typename Cfg>
@@ -316,12 +372,73 @@ __device__ __forceinline__ void store_packed_part(int part,
   }
 }
 
+// Step 15's fixup. This thread's float4s of consumer `consumer`'s partial
+// sum in CTA `cta`'s workspace slot.
+template <typename Cfg>
+__device__ __forceinline__ float4* partial_slice(const StreamKParams& sk, int cta, int consumer) {
+  constexpr int kFloat4PerThread = Cfg::BN / 8;
+  const std::size_t slice = static_cast<std::size_t>(cta) * Cfg::kConsumers + consumer;
+  return sk.partials + slice * kFloat4PerThread * Cfg::kWarpgroupThreads +
+         threadIdx.x % Cfg::kWarpgroupThreads;
+}
+
+// A later part of a split tile: its partial sum goes to this CTA's workspace
+// slot (through L2), then the slot's flag is raised with release semantics
+// once every thread's stores are ordered before it.
+template <typename Cfg>
+__device__ __forceinline__ void write_partial(const float (&acc)[Cfg::BN / 2],
+                                              const StreamKParams& sk, int consumer, bool leader) {
+  const int cta = static_cast<int>(blockIdx.x);
+  float4* slice = partial_slice<Cfg>(sk, cta, consumer);
+#pragma unroll
+  for (int i = 0; i < Cfg::BN / 8; ++i) {
+    __stcg(slice + i * Cfg::kWarpgroupThreads,
+           make_float4(acc[4 * i], acc[4 * i + 1], acc[4 * i + 2], acc[4 * i + 3]));
+  }
+  ptx::fence_acq_rel_gpu();
+  ptx::named_barrier_sync(1 + consumer, Cfg::kWarpgroupThreads);
+  if (leader) ptx::st_release_gpu(&sk.flags[cta * Cfg::kConsumers + consumer], 1);
+}
+
+// The head of a split tile adds the partial sum CTA `cta` wrote for it, once
+// its flag is up, and lowers the flag again: every GEMM leaves the
+// workspace's flags zero for the next.
+template <typename Cfg>
+__device__ __forceinline__ void add_partial(float (&acc)[Cfg::BN / 2], const StreamKParams& sk,
+                                            int cta, int consumer, bool leader) {
+  if (leader) {
+    std::uint32_t* flag = &sk.flags[cta * Cfg::kConsumers + consumer];
+    ptx::wait_flag_nonzero(flag);
+    ptx::st_relaxed_gpu(flag, 0);
+  }
+  // Passes the leader's acquire on to the warpgroup.
+  ptx::named_barrier_sync(1 + consumer, Cfg::kWarpgroupThreads);
+  const float4* slice = partial_slice<Cfg>(sk, cta, consumer);
+  // kBatch loads in flight at a time: all 32 at once would need 128 more
+  // registers than the consumer has beside acc.
+  constexpr int kBatch = 8;
+#pragma unroll
+  for (int i0 = 0; i0 < Cfg::BN / 8; i0 += kBatch) {
+    float4 v[kBatch];
+#pragma unroll
+    for (int i = 0; i < kBatch; ++i) v[i] = __ldcg(slice + (i0 + i) * Cfg::kWarpgroupThreads);
+#pragma unroll
+    for (int i = 0; i < kBatch; ++i) {
+      acc[4 * (i0 + i)] += v[i].x;
+      acc[4 * (i0 + i) + 1] += v[i].y;
+      acc[4 * (i0 + i) + 2] += v[i].z;
+      acc[4 * (i0 + i) + 3] += v[i].w;
+    }
+    ptx::fence_registers(acc);
+  }
+}
+
 // Order: the tile-pair order (sched::GroupedOrder, sched::HilbertOrder).
 template <typename TIn, typename TOut, typename Order, typename Cfg>
 __global__ void __launch_bounds__(Cfg::kThreads, 1)
     kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
            const __grid_constant__ CUtensorMap map_c, EpilogueParams epilogue, std::int64_t tiles_m,
-           std::int64_t tiles_n, int k_tiles) {
+           std::int64_t tiles_n, int k_tiles, const __grid_constant__ StreamKParams stream_k) {
   extern __shared__ std::uint8_t smem_raw[];
   auto& smem = *reinterpret_cast<SharedStorage<TIn, TOut, Cfg>*>(
       (reinterpret_cast<std::uintptr_t>(smem_raw) + 1023) & ~std::uintptr_t{1023});
@@ -350,24 +467,44 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       RingPosition<Cfg::kStages> ring;
       constexpr std::uint16_t kAllCtas = (1u << Cfg::kClusterM) - 1;
       constexpr int kBHalfRows = Cfg::BN / Cfg::kClusterM;
-      for (std::int64_t u = cluster_id; u < units; u += clusters) {
-        const sched::TileCoord pair = Order::tile(u, pairs_m, tiles_n);
+      // Loads k-tiles [k_begin, k_end) of tile pair `pair`.
+      auto load_pair = [&](const sched::TileCoord pair, int k_begin, int k_end, int peers) {
         const auto row_a = static_cast<std::int32_t>(
             sched::cluster_member_tile(pair, rank, Cfg::kClusterM).m * Cfg::BM);
         const auto row_b = static_cast<std::int32_t>(pair.n * Cfg::BN + rank * kBHalfRows);
-        for (int kt = 0; kt < k_tiles; ++kt, ring.advance()) {
+        const auto col = static_cast<std::int32_t>(pair.n * Cfg::BN);
+        for (int kt = k_begin; kt < k_end; ++kt, ring.advance()) {
           // A fresh barrier's "previous" phase counts as complete, so the
           // first pass (phase 0) waits on parity 1 and returns at once.
           ptx::mbarrier_wait_parity(&smem.empty[ring.slot], ring.phase ^ 1);
           // The arrive below releases this write to the consumers that wait
           // on the barrier (mbarrier.arrive has release semantics).
-          if (Cfg::kProducerSchedule && kt == 0) {
-            smem.origin[ring.slot] = {row_a, static_cast<std::int32_t>(pair.n * Cfg::BN)};
+          if (Cfg::kProducerSchedule && kt == k_begin) {
+            if constexpr (Cfg::kStreamK) {
+              smem.origin[ring.slot] = {row_a, col, k_end - k_begin, peers};
+            } else {
+              smem.origin[ring.slot] = {row_a, col};
+            }
           }
           ptx::mbarrier_arrive_expect_tx(&smem.full[ring.slot], Cfg::kStageBytes);
           ptx::tma_load_2d(smem.a[ring.slot], &map_a, &smem.full[ring.slot], kt * Cfg::BK, row_a);
           ptx::tma_load_2d_multicast(smem.b[ring.slot] + rank * kBHalfRows * Cfg::BK, &map_b,
                                      &smem.full[ring.slot], kt * Cfg::BK, row_b, kAllCtas);
+        }
+      };
+      if constexpr (Cfg::kStreamK) {
+        sched::StreamKCursor cursor(stream_k.schedule, cluster_id);
+        sched::StreamKItem item;
+        while (cursor.next(&item)) {
+          load_pair(Order::tile(item.unit, pairs_m, tiles_n), item.k_begin, item.k_end, item.peers);
+        }
+        // The end: a slot that holds no k-tiles, armed with no transfer.
+        ptx::mbarrier_wait_parity(&smem.empty[ring.slot], ring.phase ^ 1);
+        smem.origin[ring.slot] = {0, 0, 0, 0};
+        ptx::mbarrier_arrive(&smem.full[ring.slot]);
+      } else {
+        for (std::int64_t u = cluster_id; u < units; u += clusters) {
+          load_pair(Order::tile(u, pairs_m, tiles_n), 0, k_tiles, 0);
         }
       }
     }
@@ -392,21 +529,43 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     };
 
     // Releases a slot in every CTA of the cluster: both producers write it.
+    // The CTA's own barrier takes a local arrive (its release orders this
+    // warpgroup's reads of the slot before the producer's rewrite, and
+    // compute-sanitizer's racecheck follows it; a shared::cluster arrive on a
+    // mapa address of our own barrier it does not), the peers' a remote one.
     auto release = [&](int slot) {
       if (leader) {
+        ptx::mbarrier_arrive(&smem.empty[slot]);
 #pragma unroll
-        for (int cta = 0; cta < Cfg::kClusterM; ++cta) {
-          ptx::mbarrier_arrive_cluster(&smem.empty[slot], static_cast<std::uint32_t>(cta));
+        for (int peer = 1; peer < Cfg::kClusterM; ++peer) {
+          ptx::mbarrier_arrive_cluster(&smem.empty[slot], (rank + peer) % Cfg::kClusterM);
         }
       }
     };
 
     // This cluster's units: cluster_id, cluster_id + clusters, ... (counted in
     // 32 bits: the deferred store has no register to spare).
+    // (kStreamK: until the producer hands over an item of no k-tiles.)
     const int local_units =
         cluster_id < units ? static_cast<int>(sched::ceil_div(units - cluster_id, clusters)) : 0;
-    for (int i = 0; i < local_units; ++i) {
+    for (int i = 0;; ++i) {
       TileOrigin origin;
+      // kStreamK: the work item's k-tiles and fixup role (StreamKItem::peers).
+      int item_k_tiles = k_tiles;
+      std::int32_t peers = 0;
+      if constexpr (Cfg::kStreamK) {
+        // The item, read once before its mainloop; the barrier after its
+        // first k-tile's wgmmas orders every warp's read before the slot's
+        // release.
+        ptx::mbarrier_wait_parity(&smem.full[ring.slot], ring.phase);
+        const WorkOrigin work = smem.origin[ring.slot];
+        if (work.k_tiles == 0) break;
+        origin = {work.row, work.col};
+        item_k_tiles = work.k_tiles;
+        peers = work.peers;
+      } else if (i == local_units) {
+        break;
+      }
       if constexpr (!Cfg::kProducerSchedule) {
         const std::int64_t u = cluster_id + i * clusters;
         const sched::TileCoord tile =
@@ -415,12 +574,15 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
                   static_cast<std::int32_t>(tile.n * Cfg::BN)};
       }
       int previous_slot = -1;
-      for (int kt = 0; kt < k_tiles; ++kt, ring.advance()) {
+      for (int kt = 0; kt < item_k_tiles; ++kt, ring.advance()) {
         ptx::mbarrier_wait_parity(&smem.full[ring.slot], ring.phase);
         // The wait acquired the producer's write; the barrier after this
         // k-tile's wgmmas orders every warp's read before the leader's
         // release of the slot, after which the producer may rewrite it.
-        if (Cfg::kProducerSchedule && kt == 0) origin = smem.origin[ring.slot];
+        const bool read_origin = Cfg::kProducerSchedule && kt == 0;
+        if constexpr (!Cfg::kStreamK) {
+          if (read_origin) origin = smem.origin[ring.slot];
+        }
         ptx::wgmma_fence();
         const TIn* a_tile = smem.a[ring.slot] + consumer * Cfg::kWgmmaM * Cfg::BK;
 #pragma unroll
@@ -432,7 +594,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
               (kt > 0 || kk > 0) ? 1u : 0u);
         }
         ptx::wgmma_commit_group();
-        if (Cfg::kProducerSchedule && kt == 0) {
+        if (read_origin) {
           ptx::named_barrier_sync(1 + consumer, Cfg::kWarpgroupThreads);
         }
         if constexpr (Cfg::kDeferredStore) {
@@ -462,12 +624,25 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         // mainloop) go now; then this tile's first part, at once (its buffer
         // was read out long ago), and the rest is packed for later.
         while (pending_part < Cfg::kCParts) store_pending_part();
-        store_slice<TOut, Cfg, 0, Cfg::kFirstDeferredPart>(acc, smem.c[consumer], &map_c, epilogue,
-                                                           row0, col0, c_barrier, leader);
-        pack_slice<TOut, Cfg, Cfg::kFirstDeferredPart>(acc, pending, epilogue, row0, col0);
-        pending_row0 = static_cast<std::int32_t>(row0);
-        pending_col0 = static_cast<std::int32_t>(col0);
-        pending_part = Cfg::kFirstDeferredPart;
+        if (Cfg::kStreamK && peers == sched::StreamKItem::kPartial) {
+          write_partial<Cfg>(acc, stream_k, consumer, leader);
+        } else {
+          if constexpr (Cfg::kStreamK) {
+            // The rest of the tile: the same rank's CTA in each of the next
+            // `peers` clusters, in order (a fixed order: the sum is bitwise
+            // repeatable).
+            for (int peer = 1; peer <= peers; ++peer) {
+              add_partial<Cfg>(acc, stream_k, static_cast<int>(blockIdx.x) + peer * Cfg::kClusterM,
+                               consumer, leader);
+            }
+          }
+          store_slice<TOut, Cfg, 0, Cfg::kFirstDeferredPart>(
+              acc, smem.c[consumer], &map_c, epilogue, row0, col0, c_barrier, leader);
+          pack_slice<TOut, Cfg, Cfg::kFirstDeferredPart>(acc, pending, epilogue, row0, col0);
+          pending_row0 = static_cast<std::int32_t>(row0);
+          pending_col0 = static_cast<std::int32_t>(col0);
+          pending_part = Cfg::kFirstDeferredPart;
+        }
       } else {
         store_slice<TOut, Cfg>(acc, smem.c[consumer], &map_c, epilogue, row0, col0, c_barrier,
                                leader);
@@ -485,8 +660,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   ptx::cluster_sync();
 }
 
+// resident_clusters: how many clusters of this launch shape fit on the device
+// at once, when the caller has already asked (0: ask).
 template <typename TIn, typename TOut, typename Order, typename Cfg>
-Status launch_typed(const GemmArgs& args, std::string_view name) {
+Status launch_typed(const GemmArgs& args, std::string_view name, int resident_clusters = 0) {
   const std::int64_t tiles_m = sched::ceil_div(args.m, Cfg::BM);
   const std::int64_t tiles_n = sched::ceil_div(args.n, Cfg::BN);
   const std::int64_t units = sched::ceil_div(tiles_m, Cfg::kClusterM) * tiles_n;
@@ -498,9 +675,40 @@ Status launch_typed(const GemmArgs& args, std::string_view name) {
   constexpr std::size_t kSmem = kSmemBytes<TIn, TOut, Cfg>;
   Status status = allow_dynamic_smem(reinterpret_cast<const void*>(kernel), kSmem, name);
   if (!status.ok()) return status;
-  int resident_clusters = 0;
-  status = max_active_clusters(kernel, kSmem, Cfg::kThreads, Cfg::kClusterM, &resident_clusters);
-  if (!status.ok()) return status;
+  if (resident_clusters == 0) {
+    status = max_active_clusters(kernel, kSmem, Cfg::kThreads, Cfg::kClusterM, &resident_clusters);
+    if (!status.ok()) return status;
+  }
+  const auto k_tiles = static_cast<int>(sched::ceil_div(args.k, Cfg::BK));
+  std::int64_t clusters = std::min<std::int64_t>(resident_clusters, units);
+  if constexpr (Cfg::kBalancedGrid) {
+    clusters = sched::ceil_div(units, sched::ceil_div(units, clusters));
+  }
+  StreamKParams stream_k;
+  if constexpr (Cfg::kStreamK) {
+    // Every cluster must be resident at once: a split tile's head waits for
+    // partial sums from the clusters after it.
+    stream_k.schedule = sched::make_stream_k_schedule(
+        units, k_tiles, resident_clusters, Cfg::kStreamKFixupKTiles, Cfg::kStreamKOverhead64ths);
+    // Nothing split: the data-parallel kernel, without the stream-K
+    // bookkeeping. (Same launch shape, so the same resident clusters.)
+    if (stream_k.schedule.sk_iters == 0) {
+      return launch_typed<TIn, TOut, Order, typename Cfg::DataParallel>(args, name,
+                                                                        resident_clusters);
+    }
+    clusters = stream_k.schedule.workers;
+    const std::int64_t ctas = clusters * Cfg::kClusterM;
+    const std::size_t needed = stream_k_workspace_bytes<Cfg>(ctas);
+    if (args.workspace == nullptr || args.workspace_bytes < needed) {
+      return {StatusCode::kNotSupported,
+              std::string(name) + ": needs " + std::to_string(needed) +
+                  " bytes of workspace (tcgemm::workspace_size); args.workspace_bytes is " +
+                  std::to_string(args.workspace == nullptr ? 0 : args.workspace_bytes)};
+    }
+    auto* base = static_cast<std::uint8_t*>(args.workspace);
+    stream_k.flags = reinterpret_cast<std::uint32_t*>(base);
+    stream_k.partials = reinterpret_cast<float4*>(base + stream_k_flag_bytes<Cfg>(ctas));
+  }
   CUtensorMap map_a;
   CUtensorMap map_b;
   status = make_tn_tensor_maps(args, Cfg::BK, Cfg::BM, Cfg::BN / Cfg::kClusterM, &map_a, &map_b);
@@ -513,18 +721,22 @@ Status launch_typed(const GemmArgs& args, std::string_view name) {
                          kCRows, Cfg::kCCols, CU_TENSOR_MAP_SWIZZLE_128B},
                         &map_c);
   if (!status.ok()) return status;
-
-  std::int64_t clusters = std::min<std::int64_t>(resident_clusters, units);
-  if constexpr (Cfg::kBalancedGrid) {
-    clusters = sched::ceil_div(units, sched::ceil_div(units, clusters));
-  }
   return launch_kernel(kernel, name, static_cast<unsigned>(clusters * Cfg::kClusterM),
                        Cfg::kThreads, kSmem, Cfg::kClusterM, args.stream, map_a, map_b, map_c,
-                       epilogue_params(args), tiles_m, tiles_n,
-                       static_cast<int>(sched::ceil_div(args.k, Cfg::BK)));
+                       epilogue_params(args), tiles_m, tiles_n, k_tiles, stream_k);
 }
 
-// The launcher of steps 10-14, which differ in Order and Cfg.
+// The workspace a kStreamK step needs on the current device: a slot per CTA
+// of the largest grid it launches (one CTA per SM at most). 0 when the
+// device cannot be queried (the launch then reports the error).
+template <typename Cfg>
+std::size_t stream_k_workspace_size() {
+  int sms = 0;
+  if (!multiprocessor_count(&sms).ok()) return 0;
+  return stream_k_workspace_bytes<Cfg>(sms);
+}
+
+// The launcher of steps 10-15, which differ in Order and Cfg.
 template <typename Order, typename Cfg>
 Status launch(const GemmArgs& args, std::string_view name) {
   return visit_tn_types(args, [&]<typename TIn, typename TOut>() {

@@ -1,0 +1,182 @@
+// The stream-K schedule (src/sched/stream_k.h): every iteration of every
+// unit done exactly once, and the fixup protocol's assumptions (one partial
+// per worker, written before the worker waits on anyone; a head's peers are
+// exactly the workers holding the rest of its unit) proven on many grids.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <vector>
+
+#include "sched/stream_k.h"
+
+namespace {
+
+using tcgemm::sched::make_stream_k_schedule;
+using tcgemm::sched::StreamKItem;
+using tcgemm::sched::StreamKSchedule;
+
+struct Case {
+  std::int64_t units;
+  std::int32_t k_tiles;
+  std::int64_t max_workers;
+  std::int64_t fixup_iters;
+};
+
+std::vector<Case> cases() {
+  std::vector<Case> out;
+  for (std::int64_t units : {1, 2, 5, 63, 64, 65, 66, 67, 131, 132, 133, 198, 256, 1024, 1031}) {
+    for (std::int32_t k_tiles : {1, 2, 3, 7, 32, 64, 128, 200}) {
+      for (std::int64_t workers : {1, 2, 3, 64, 66, 132}) {
+        for (std::int64_t fixup : {0, 4}) out.push_back({units, k_tiles, workers, fixup});
+      }
+    }
+  }
+  return out;
+}
+
+TEST(StreamK, CoversEveryIterationOnceWithAValidFixupProtocol) {
+  for (const Case& c : cases()) {
+    SCOPED_TRACE(::testing::Message()
+                 << "units " << c.units << " k_tiles " << c.k_tiles << " max_workers "
+                 << c.max_workers << " fixup " << c.fixup_iters);
+    const StreamKSchedule s =
+        make_stream_k_schedule(c.units, c.k_tiles, c.max_workers, c.fixup_iters);
+    ASSERT_GE(s.workers, 1);
+    ASSERT_LE(s.workers, c.max_workers);
+    // covered[unit][k]: how many items hold that k-tile.
+    std::vector<std::vector<int>> covered(c.units, std::vector<int>(c.k_tiles, 0));
+    // For each split unit: its head's worker and peer count, and the workers
+    // holding partial pieces of it.
+    std::map<std::int64_t, std::pair<std::int64_t, std::int32_t>> heads;
+    std::map<std::int64_t, std::vector<std::int64_t>> partials;
+    for (std::int64_t w = 0; w < s.workers; ++w) {
+      int partial_count = 0;
+      for (std::int64_t i = 0; i < s.items(w); ++i) {
+        const StreamKItem it = s.item(w, i);
+        ASSERT_GE(it.unit, 0);
+        ASSERT_LT(it.unit, c.units);
+        ASSERT_GE(it.k_begin, 0);
+        ASSERT_LT(it.k_begin, it.k_end);
+        ASSERT_LE(it.k_end, c.k_tiles);
+        for (std::int32_t k = it.k_begin; k < it.k_end; ++k) ++covered[it.unit][k];
+        if (it.peers == StreamKItem::kPartial) {
+          // The partial is the worker's first piece past its whole units, so
+          // the worker writes it before it can wait on any other worker.
+          EXPECT_EQ(i, s.dp_items(w));
+          ++partial_count;
+          partials[it.unit].push_back(w);
+        } else if (it.peers > 0) {
+          EXPECT_EQ(it.k_begin, 0);
+          EXPECT_LT(it.k_end, c.k_tiles);
+          heads[it.unit] = {w, it.peers};
+        } else {
+          EXPECT_EQ(it.peers, 0);
+          EXPECT_EQ(it.k_begin, 0);
+          EXPECT_EQ(it.k_end, c.k_tiles);
+        }
+      }
+      EXPECT_LE(partial_count, 1) << "worker " << w;
+    }
+    for (std::int64_t u = 0; u < c.units; ++u) {
+      for (std::int32_t k = 0; k < c.k_tiles; ++k) {
+        ASSERT_EQ(covered[u][k], 1) << "unit " << u << " k-tile " << k;
+      }
+    }
+    // Every split unit has one head, whose peers are exactly the following
+    // workers, each holding a partial of it.
+    for (const auto& [unit, workers] : partials) {
+      ASSERT_TRUE(heads.count(unit)) << "unit " << unit << " has partials and no head";
+      const auto [head, peers] = heads.at(unit);
+      ASSERT_EQ(static_cast<std::int64_t>(workers.size()), peers);
+      for (std::int32_t p = 0; p < peers; ++p) EXPECT_EQ(workers[p], head + 1 + p);
+    }
+    for (const auto& [unit, head] : heads) EXPECT_TRUE(partials.count(unit)) << "unit " << unit;
+  }
+}
+
+// The cursor the producer walks yields exactly item(w, 0), item(w, 1), ...
+TEST(StreamK, CursorYieldsTheItemsInOrder) {
+  for (const Case& c : cases()) {
+    const StreamKSchedule s =
+        make_stream_k_schedule(c.units, c.k_tiles, c.max_workers, c.fixup_iters);
+    for (std::int64_t w = 0; w < s.workers; ++w) {
+      tcgemm::sched::StreamKCursor cursor(s, w);
+      StreamKItem got;
+      std::int64_t i = 0;
+      while (cursor.next(&got)) {
+        ASSERT_LT(i, s.items(w)) << "units " << c.units << " worker " << w;
+        const StreamKItem want = s.item(w, i);
+        EXPECT_EQ(got.unit, want.unit);
+        EXPECT_EQ(got.k_begin, want.k_begin);
+        EXPECT_EQ(got.k_end, want.k_end);
+        EXPECT_EQ(got.peers, want.peers);
+        ++i;
+      }
+      EXPECT_EQ(i, s.items(w)) << "units " << c.units << " k_tiles " << c.k_tiles << " worker "
+                               << w;
+    }
+  }
+}
+
+// The busiest worker never has more iterations (plus the fixup estimate, for
+// a worker in the split round) than a data-parallel grid's.
+TEST(StreamK, NeverLoadsAWorkerMoreThanDataParallel) {
+  for (const Case& c : cases()) {
+    const StreamKSchedule s =
+        make_stream_k_schedule(c.units, c.k_tiles, c.max_workers, c.fixup_iters);
+    const std::int64_t dp_load =
+        tcgemm::sched::ceil_div(c.units, c.max_workers) * std::int64_t{c.k_tiles};
+    for (std::int64_t w = 0; w < s.workers; ++w) {
+      std::int64_t load = 0;
+      for (std::int64_t i = 0; i < s.items(w); ++i) {
+        const StreamKItem it = s.item(w, i);
+        load += it.k_end - it.k_begin;
+      }
+      if (s.sk_iters > 0) load += c.fixup_iters;
+      EXPECT_LE(load, dp_load) << "units " << c.units << " k_tiles " << c.k_tiles << " workers "
+                               << c.max_workers << " worker " << w;
+    }
+  }
+}
+
+// The headline problem: 4096^3 in 128 x 256 tile pairs is 256 pairs of 64
+// k-tiles on 66 clusters: 3 whole rounds (198 pairs), then 58 pairs split
+// into 3712 iterations, 56 or 57 per cluster, instead of a fourth round of 64.
+TEST(StreamK, SplitsTheLastRoundOfThe4096Problem) {
+  const StreamKSchedule s = make_stream_k_schedule(256, 64, 66, 4);
+  EXPECT_EQ(s.workers, 66);
+  EXPECT_EQ(s.dp_units, 198);
+  EXPECT_EQ(s.sk_iters, 58 * 64);
+  for (std::int64_t w = 0; w < s.workers; ++w) {
+    const std::int64_t range = s.sk_begin(w + 1) - s.sk_begin(w);
+    EXPECT_TRUE(range == 56 || range == 57) << "worker " << w << ": " << range;
+  }
+}
+
+// A full last round (or too few iterations to split) stays data-parallel, on
+// the fewest workers that keep the round count.
+TEST(StreamK, KeepsWholeRoundsDataParallel) {
+  const StreamKSchedule full = make_stream_k_schedule(264, 64, 66, 4);
+  EXPECT_EQ(full.sk_iters, 0);
+  EXPECT_EQ(full.dp_units, 264);
+  EXPECT_EQ(full.workers, 66);
+  // 64 pairs on 66 clusters: one round either way.
+  const StreamKSchedule small = make_stream_k_schedule(64, 32, 66, 4);
+  EXPECT_EQ(small.sk_iters, 0);
+  EXPECT_EQ(small.workers, 64);
+  // With the costs measured on the H200 (16 k-tiles of fixup, 1/64 on the
+  // whole rounds; kernels/hopper/tma_store_kernel.cuh), 4096^3 (7 k-tiles to
+  // save) and 4096 x 14336 x 4096 (11) stay data-parallel, 8192^3 (62)
+  // splits.
+  EXPECT_EQ(make_stream_k_schedule(256, 64, 66, 16, 1).sk_iters, 0);
+  EXPECT_EQ(make_stream_k_schedule(896, 64, 66, 16, 1).sk_iters, 0);
+  EXPECT_EQ(make_stream_k_schedule(1024, 128, 66, 16, 1).dp_units, 15 * 66);
+  // 2 k-tiles: a split tail cannot beat one more round once fixup is counted.
+  const StreamKSchedule short_k = make_stream_k_schedule(100, 2, 66, 4);
+  EXPECT_EQ(short_k.sk_iters, 0);
+  EXPECT_EQ(short_k.workers, 50);
+}
+
+}  // namespace
