@@ -64,4 +64,27 @@ __device__ __forceinline__ void mbarrier_wait_parity(std::uint64_t* bar, std::ui
   }
 }
 
+// st.async (PTX ISA 9.7.9.12, sm_90): stores 16 bytes (four 32-bit words)
+// to shared memory `dst` through the async proxy and completes 16 bytes of
+// transaction on the mbarrier `bar`, as a TMA load does, so that a thread
+// whose wait on the barrier's phase returns sees them. The producer hands
+// small data (a tile's coordinates) to consumers this way: the barrier
+// orders it as it orders the tile. Both addresses are this CTA's, in its
+// shared::cluster window (mapa). dst is 16-byte aligned.
+__device__ __forceinline__ void st_async_16(void* dst, std::uint32_t w0, std::uint32_t w1,
+                                            std::uint32_t w2, std::uint32_t w3,
+                                            std::uint64_t* bar) {
+  asm volatile(
+      "{\n"
+      ".reg .b32 rank, dst, bar;\n"
+      "mov.u32 rank, %%cluster_ctarank;\n"
+      "mapa.shared::cluster.u32 dst, %0, rank;\n"
+      "mapa.shared::cluster.u32 bar, %5, rank;\n"
+      "st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.b32 [dst], {%1, %2, %3, %4}, "
+      "[bar];\n"
+      "}\n" ::"r"(smem_addr(dst)),
+      "r"(w0), "r"(w1), "r"(w2), "r"(w3), "r"(smem_addr(bar))
+      : "memory");
+}
+
 }  // namespace tcgemm::ptx

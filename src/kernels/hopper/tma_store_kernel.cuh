@@ -111,9 +111,10 @@ struct TileOrigin {
   std::int32_t col;
 };
 
-// With kStreamK, a work item as the producer hands it over: the tile's origin,
-// its number of k-tiles, and sched::StreamKItem::peers (the fixup role).
-struct WorkOrigin {
+// With kProducerSchedule, a work item as the producer hands it over: the
+// tile's origin, its number of k-tiles, and (kStreamK) its fixup role,
+// sched::StreamKItem::peers. 16 bytes: one st.async.
+struct alignas(16) WorkOrigin {
   std::int32_t row;
   std::int32_t col;
   std::int32_t k_tiles;
@@ -152,10 +153,10 @@ struct alignas(1024) SharedStorage {
   TOut c[Cfg::kConsumers][kCRows * Cfg::kCCols];
   std::uint64_t full[Cfg::kStages];
   std::uint64_t empty[Cfg::kStages];
-  // With kProducerSchedule: the first row and column of the CTA's tile whose
-  // first k-tile a slot holds (kStreamK: the whole work item), written by the
-  // producer before it arms the slot's full barrier.
-  std::conditional_t<Cfg::kStreamK, WorkOrigin, TileOrigin> origin[Cfg::kStages];
+  // With kProducerSchedule: the work item whose first k-tile a slot holds,
+  // stored by the producer with st.async, which completes 16 bytes of the
+  // slot's full-barrier transaction as the TMA loads complete the rest.
+  WorkOrigin origin[Cfg::kStages];
 };
 
 template <typename TIn, typename TOut, typename Cfg>
@@ -477,16 +478,20 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
           // A fresh barrier's "previous" phase counts as complete, so the
           // first pass (phase 0) waits on parity 1 and returns at once.
           ptx::mbarrier_wait_parity(&smem.empty[ring.slot], ring.phase ^ 1);
-          // The arrive below releases this write to the consumers that wait
-          // on the barrier (mbarrier.arrive has release semantics).
           if (Cfg::kProducerSchedule && kt == k_begin) {
-            if constexpr (Cfg::kStreamK) {
-              smem.origin[ring.slot] = {row_a, col, k_end - k_begin, peers};
-            } else {
-              smem.origin[ring.slot] = {row_a, col};
-            }
+            // The item travels with its first k-tile, through the async
+            // proxy like the tile itself (a generic store, ordered by the
+            // barrier's release and acquire all the same, is a race to
+            // compute-sanitizer's racecheck, which does not follow mbarriers).
+            ptx::mbarrier_arrive_expect_tx(&smem.full[ring.slot],
+                                           Cfg::kStageBytes + sizeof(WorkOrigin));
+            ptx::st_async_16(&smem.origin[ring.slot], static_cast<std::uint32_t>(row_a),
+                             static_cast<std::uint32_t>(col),
+                             static_cast<std::uint32_t>(k_end - k_begin),
+                             static_cast<std::uint32_t>(peers), &smem.full[ring.slot]);
+          } else {
+            ptx::mbarrier_arrive_expect_tx(&smem.full[ring.slot], Cfg::kStageBytes);
           }
-          ptx::mbarrier_arrive_expect_tx(&smem.full[ring.slot], Cfg::kStageBytes);
           ptx::tma_load_2d(smem.a[ring.slot], &map_a, &smem.full[ring.slot], kt * Cfg::BK, row_a);
           ptx::tma_load_2d_multicast(smem.b[ring.slot] + rank * kBHalfRows * Cfg::BK, &map_b,
                                      &smem.full[ring.slot], kt * Cfg::BK, row_b, kAllCtas);
@@ -498,10 +503,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         while (cursor.next(&item)) {
           load_pair(Order::tile(item.unit, pairs_m, tiles_n), item.k_begin, item.k_end, item.peers);
         }
-        // The end: a slot that holds no k-tiles, armed with no transfer.
+        // The end: a slot that holds an item of no k-tiles.
         ptx::mbarrier_wait_parity(&smem.empty[ring.slot], ring.phase ^ 1);
-        smem.origin[ring.slot] = {0, 0, 0, 0};
-        ptx::mbarrier_arrive(&smem.full[ring.slot]);
+        ptx::mbarrier_arrive_expect_tx(&smem.full[ring.slot], sizeof(WorkOrigin));
+        ptx::st_async_16(&smem.origin[ring.slot], 0, 0, 0, 0, &smem.full[ring.slot]);
       } else {
         for (std::int64_t u = cluster_id; u < units; u += clusters) {
           load_pair(Order::tile(u, pairs_m, tiles_n), 0, k_tiles, 0);
@@ -548,17 +553,24 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     // (kStreamK: until the producer hands over an item of no k-tiles.)
     const int local_units =
         cluster_id < units ? static_cast<int>(sched::ceil_div(units - cluster_id, clusters)) : 0;
+    // The item the producer handed over with the slot's k-tile. The barrier
+    // after the item's first k-tile's wgmmas orders every warp's read before
+    // the leader releases the slot; the proxy fence orders it before the
+    // producer's next st.async (async proxy) into it.
+    auto read_work = [&](int slot) {
+      const WorkOrigin work = smem.origin[slot];
+      ptx::fence_proxy_async_shared();
+      return work;
+    };
     for (int i = 0;; ++i) {
       TileOrigin origin;
       // kStreamK: the work item's k-tiles and fixup role (StreamKItem::peers).
       int item_k_tiles = k_tiles;
       std::int32_t peers = 0;
       if constexpr (Cfg::kStreamK) {
-        // The item, read once before its mainloop; the barrier after its
-        // first k-tile's wgmmas orders every warp's read before the slot's
-        // release.
+        // The item, read once before its mainloop.
         ptx::mbarrier_wait_parity(&smem.full[ring.slot], ring.phase);
-        const WorkOrigin work = smem.origin[ring.slot];
+        const WorkOrigin work = read_work(ring.slot);
         if (work.k_tiles == 0) break;
         origin = {work.row, work.col};
         item_k_tiles = work.k_tiles;
@@ -576,12 +588,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       int previous_slot = -1;
       for (int kt = 0; kt < item_k_tiles; ++kt, ring.advance()) {
         ptx::mbarrier_wait_parity(&smem.full[ring.slot], ring.phase);
-        // The wait acquired the producer's write; the barrier after this
-        // k-tile's wgmmas orders every warp's read before the leader's
-        // release of the slot, after which the producer may rewrite it.
         const bool read_origin = Cfg::kProducerSchedule && kt == 0;
         if constexpr (!Cfg::kStreamK) {
-          if (read_origin) origin = smem.origin[ring.slot];
+          if (read_origin) {
+            const WorkOrigin work = read_work(ring.slot);
+            origin = {work.row, work.col};
+          }
         }
         ptx::wgmma_fence();
         const TIn* a_tile = smem.a[ring.slot] + consumer * Cfg::kWgmmaM * Cfg::BK;
@@ -660,8 +672,20 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   ptx::cluster_sync();
 }
 
-// resident_clusters: how many clusters of this launch shape fit on the device
-// at once, when the caller has already asked (0: ask).
+// Raises the kernel's shared-memory limit (which also binds the context the
+// tensor-map encoder needs) and asks how many of its clusters fit on the
+// device at once.
+template <typename TIn, typename TOut, typename Order, typename Cfg>
+Status prepare_kernel(std::string_view name, int* resident_clusters) {
+  auto* kernel = &tma_store::kernel<TIn, TOut, Order, Cfg>;
+  constexpr std::size_t kSmem = kSmemBytes<TIn, TOut, Cfg>;
+  const Status status = allow_dynamic_smem(reinterpret_cast<const void*>(kernel), kSmem, name);
+  if (!status.ok()) return status;
+  return max_active_clusters(kernel, kSmem, Cfg::kThreads, Cfg::kClusterM, resident_clusters);
+}
+
+// resident_clusters: 0, or what prepare_kernel found for this kernel (the
+// caller ran it).
 template <typename TIn, typename TOut, typename Order, typename Cfg>
 Status launch_typed(const GemmArgs& args, std::string_view name, int resident_clusters = 0) {
   const std::int64_t tiles_m = sched::ceil_div(args.m, Cfg::BM);
@@ -671,31 +695,28 @@ Status launch_typed(const GemmArgs& args, std::string_view name, int resident_cl
     return {StatusCode::kNotSupported,
             std::string(name) + ": more tile pairs than its tile order can index"};
   }
+  const auto k_tiles = static_cast<int>(sched::ceil_div(args.k, Cfg::BK));
   auto* kernel = &tma_store::kernel<TIn, TOut, Order, Cfg>;
   constexpr std::size_t kSmem = kSmemBytes<TIn, TOut, Cfg>;
-  Status status = allow_dynamic_smem(reinterpret_cast<const void*>(kernel), kSmem, name);
-  if (!status.ok()) return status;
-  if (resident_clusters == 0) {
-    status = max_active_clusters(kernel, kSmem, Cfg::kThreads, Cfg::kClusterM, &resident_clusters);
-    if (!status.ok()) return status;
-  }
-  const auto k_tiles = static_cast<int>(sched::ceil_div(args.k, Cfg::BK));
-  std::int64_t clusters = std::min<std::int64_t>(resident_clusters, units);
-  if constexpr (Cfg::kBalancedGrid) {
-    clusters = sched::ceil_div(units, sched::ceil_div(units, clusters));
-  }
+  Status status;
+  std::int64_t clusters = 0;
   StreamKParams stream_k;
   if constexpr (Cfg::kStreamK) {
+    // Asked of the data-parallel kernel (same launch shape, same answer),
+    // which runs when nothing is split: that path then costs no more host
+    // calls than step 14's.
+    using DataParallel = typename Cfg::DataParallel;
+    status = prepare_kernel<TIn, TOut, Order, DataParallel>(name, &resident_clusters);
+    if (!status.ok()) return status;
     // Every cluster must be resident at once: a split tile's head waits for
     // partial sums from the clusters after it.
     stream_k.schedule = sched::make_stream_k_schedule(
         units, k_tiles, resident_clusters, Cfg::kStreamKFixupKTiles, Cfg::kStreamKOverhead64ths);
-    // Nothing split: the data-parallel kernel, without the stream-K
-    // bookkeeping. (Same launch shape, so the same resident clusters.)
     if (stream_k.schedule.sk_iters == 0) {
-      return launch_typed<TIn, TOut, Order, typename Cfg::DataParallel>(args, name,
-                                                                        resident_clusters);
+      return launch_typed<TIn, TOut, Order, DataParallel>(args, name, resident_clusters);
     }
+    status = allow_dynamic_smem(reinterpret_cast<const void*>(kernel), kSmem, name);
+    if (!status.ok()) return status;
     clusters = stream_k.schedule.workers;
     const std::int64_t ctas = clusters * Cfg::kClusterM;
     const std::size_t needed = stream_k_workspace_bytes<Cfg>(ctas);
@@ -708,6 +729,15 @@ Status launch_typed(const GemmArgs& args, std::string_view name, int resident_cl
     auto* base = static_cast<std::uint8_t*>(args.workspace);
     stream_k.flags = reinterpret_cast<std::uint32_t*>(base);
     stream_k.partials = reinterpret_cast<float4*>(base + stream_k_flag_bytes<Cfg>(ctas));
+  } else {
+    if (resident_clusters == 0) {
+      status = prepare_kernel<TIn, TOut, Order, Cfg>(name, &resident_clusters);
+      if (!status.ok()) return status;
+    }
+    clusters = std::min<std::int64_t>(resident_clusters, units);
+    if constexpr (Cfg::kBalancedGrid) {
+      clusters = sched::ceil_div(units, sched::ceil_div(units, clusters));
+    }
   }
   CUtensorMap map_a;
   CUtensorMap map_b;
