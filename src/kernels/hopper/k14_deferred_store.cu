@@ -7,9 +7,9 @@
 // more cycles per tile went to work done while no wgmma was queued:
 //  - 1.85k between tiles: each consumer computed the next tile's Hilbert index
 //    (64-bit divisions). Now only the producer walks the tile order; it writes
-//    the tile's origin beside the slot of the tile's first k-tile before
-//    arming the slot's full barrier (mbarrier.arrive releases, the consumers'
-//    wait acquires), and the consumers read it from there, with a warpgroup
+//    the tile's origin beside the slot of the tile's first k-tile with
+//    st.async, which completes on the slot's full barrier like the TMA
+//    loads, and the consumers read it after their wait, with a warpgroup
 //    barrier before the slot can be released and rewritten: 0.1k.
 //  - 2.45k in the epilogue, of which 1.0k waiting for the TMA store of the
 //    slice's first half to read the 16 KiB buffer before the second half
@@ -35,10 +35,12 @@
 // 8; C 16-byte aligned; bf16 or fp16 output (step 13's constraints).
 // Measured (H200, bench/results/h200/2026-11-30-hopper-14.csv, same-run
 // cuBLAS, bf16 TN): 798 TFLOP/s = 1.00x at 4096^3 (step 13: 0.97x), 707
-// TFLOP/s = 1.03x at 8192^3 on a card at 1515 MHz (step 13: 1.01x). Those
-// runs predate the barrier after the origin read (racecheck found the race on
-// the MultiRound GPU tests, 2026-11-30-hopper-14-multiround-sanitizers.log);
-// the build with it has not been run on the GPU yet.
+// TFLOP/s = 1.03x at 8192^3 on a card at 1515 MHz (step 13: 1.01x). With the
+// race fixed (the tile's origin handed over by st.async, a barrier before
+// the slot's release; racecheck clean on the MultiRound GPU tests):
+// 1.006x / 1.009x at 4096 and 1.028x at 8192 in two runs of steps 13-15
+// (2026-11-30-hopper-15-{1,2}.csv), 1.01x / 1.02x in the fifteen-step
+// ladder run (2026-11-30-hopper-ladder.csv).
 #include "kernels/hopper/tma_store_kernel.cuh"
 
 namespace tcgemm::kernels {

@@ -1,29 +1,35 @@
 // Hopper ladder, step 15 (beyond the worklog): stream-K for the last round.
 //
-// Technique: at 4096^3 the 256 tile pairs of 128 x 256 fill 66 clusters in
-// 3.88 rounds, and step 14 runs 4 (on 64 clusters: the fourth round is the
-// quantization every data-parallel grid pays; each CTA already runs within
-// 4% of the tensor cores' bound). Step 15 keeps the whole rounds (198 pairs,
-// round-robin in Hilbert order) and splits the last 58 pairs' 3712 k-tiles
-// evenly over all 66 resident clusters, 56 or 57 each (sched/stream_k.h):
-// the busiest cluster does 249 k-tiles instead of 256. A pair split over
-// several clusters is finished by the cluster holding its first k-tile; the
-// others (whose share begins their range, so it is done first) write fp32
-// partial sums to the GEMM workspace and raise a flag (release); the head
-// waits for the flags (acquire), adds the partials in cluster order (the
-// result is bitwise repeatable) and stores C as step 14 does.
+// Technique: a persistent grid of whole tile pairs pays for its last, partial
+// round: at 8192^3 the 1024 pairs of 128 x 256 fill 66 clusters in 15.5
+// rounds, and step 14 runs 16 (on 64). Step 15 keeps the whole rounds (990
+// pairs, round-robin in Hilbert order) and splits the last 34 pairs' 4352
+// k-tiles evenly over all 66 resident clusters, 65 or 66 each
+// (sched/stream_k.h). A pair split over several clusters is finished by the
+// cluster holding its first k-tile; the others (whose share begins their
+// range, so it is done first) write fp32 partial sums to the GEMM workspace
+// and raise a flag (release); the head waits for the flags (acquire), adds
+// the partials in cluster order (bitwise repeatable), lowers the flags and
+// stores C as step 14 does.
 // What changed from step 14: Cfg TmaStoreConfig<..., kStreamK = true>; the
 // producer hands over each work item's k-tile count and fixup role with its
-// origin; the grid is all resident clusters when the split pays (it falls
-// back to step 14's balanced data-parallel grid when it does not: a full
-// last round, or too few k-tiles to split); it needs a workspace of 128 KiB
-// per SM (tcgemm::workspace_size).
+// origin, and ends with an empty item; the grid is every resident cluster.
+// The split pays only when it saves more than its fixup, which moves every
+// CTA's 128 KiB partial through L2 at once (~11 us on the H200): the schedule
+// charges 16 k-tiles for it and 1/64 of the whole rounds for this kernel's
+// bookkeeping, and when it splits nothing step 14's kernel runs (4096^3).
+// Needs the GEMM workspace: 128 KiB per SM (tcgemm::workspace_size).
 //
 // Tile 128 x 256 x 64 per CTA, clusters of 2 along M with B multicast,
 // 384 threads, 4 stages, Hilbert order, C stored by TMA in two halves.
 // Layout TN; any N, K >= 1 and M a multiple of 8; lda, ldb, ldc multiples of
 // 8; C 16-byte aligned; bf16 or fp16 output (step 14's constraints).
-// Measured: not yet.
+// Measured (H200, same-run cuBLAS, bf16 TN): 1.048x / 1.040x at 8192^3 in two
+// runs of steps 13-15 (step 14: 1.028x; bench/results/h200/
+// 2026-11-30-hopper-15-{1,2}.csv), 1.017x in the fifteen-step ladder run
+// (step 14: 1.019x; 2026-11-30-hopper-ladder.csv); 1024 x 768 x 4096 0.68x
+// (step 14: 0.41x), 2040 x 2304 x 8192 0.84x (0.62x)
+// (2026-11-30-stream-k-shapes.csv); 4096^3 runs step 14's kernel.
 #include "kernels/hopper/tma_store_kernel.cuh"
 
 namespace tcgemm::kernels {

@@ -534,10 +534,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     };
 
     // Releases a slot in every CTA of the cluster: both producers write it.
-    // The CTA's own barrier takes a local arrive (its release orders this
-    // warpgroup's reads of the slot before the producer's rewrite, and
-    // compute-sanitizer's racecheck follows it; a shared::cluster arrive on a
-    // mapa address of our own barrier it does not), the peers' a remote one.
+    // The CTA's own barrier takes a local arrive, the peers' a remote one.
     auto release = [&](int slot) {
       if (leader) {
         ptx::mbarrier_arrive(&smem.empty[slot]);
