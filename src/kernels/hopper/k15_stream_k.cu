@@ -43,7 +43,8 @@ using Step15Config =
 }  // namespace
 
 Status launch_hopper_15(const GemmArgs& args) {
-  return hopper::tma_store::launch<sched::HilbertOrder, Step15Config>(args, "hopper-15");
+  return hopper::tma_store::launch<sched::HilbertOrder, Step15Config>(args, "hopper-15",
+                                                                      &launch_hopper_14);
 }
 
 std::size_t workspace_hopper_15(const GemmArgs& /*args*/) {

@@ -83,9 +83,6 @@ struct TmaStoreConfig {
   // And what the stream-K kernel's bookkeeping costs on its whole rounds:
   // ~1.5% (1/64) against step 14's kernel on the same data-parallel work.
   static constexpr int kStreamKOverhead64ths = 1;
-  // The kernel step 15 runs when the schedule splits nothing: step 14's.
-  using DataParallel = TmaStoreConfig<kStagesT, kCColsT, kStmatrixT, kProducerScheduleT,
-                                      kBalancedGridT, kDeferredStoreT, false>;
   static constexpr int kConsumers = 2;
   static constexpr int kWarpgroupThreads = 128;
   static constexpr int kThreads = (1 + kConsumers) * kWarpgroupThreads;
@@ -125,24 +122,26 @@ struct alignas(16) WorkOrigin {
 // per (CTA, consumer), indexed by blockIdx.x * kConsumers + consumer, one
 // flag and one 64 x BN fp32 partial sum, stored as BN / 8 float4 per
 // thread, [float4 index][thread], so that a warp's access is 512 contiguous
-// bytes. The flags come first in the workspace, then the partials.
+// bytes. The flags come first, in a region of fixed size (the same bytes are
+// flags whatever the grid, so a workspace reused by launches of different
+// grid sizes never reads an old partial as a raised flag), then the
+// partials.
 struct StreamKParams {
   sched::StreamKSchedule schedule;
   std::uint32_t* flags = nullptr;
   float4* partials = nullptr;
 };
 
+constexpr std::size_t kStreamKFlagBytes = 4096;  // flags of up to 512 CTAs of 2 consumers
+
 template <typename Cfg>
-constexpr std::size_t stream_k_flag_bytes(std::int64_t ctas) {
-  constexpr std::size_t kAlign = 256;  // the workspace's alignment (tcgemm.h)
-  const std::size_t bytes =
-      static_cast<std::size_t>(ctas) * Cfg::kConsumers * sizeof(std::uint32_t);
-  return (bytes + kAlign - 1) / kAlign * kAlign;
+constexpr std::int64_t stream_k_max_ctas() {
+  return static_cast<std::int64_t>(kStreamKFlagBytes / (Cfg::kConsumers * sizeof(std::uint32_t)));
 }
 
 template <typename Cfg>
 constexpr std::size_t stream_k_workspace_bytes(std::int64_t ctas) {
-  return stream_k_flag_bytes<Cfg>(ctas) +
+  return kStreamKFlagBytes +
          static_cast<std::size_t>(ctas) * Cfg::kConsumers * kCRows * Cfg::BN * sizeof(float);
 }
 
@@ -373,6 +372,16 @@ __device__ __forceinline__ void store_packed_part(int part,
   }
 }
 
+// Stream-K numbers its workers from the last cluster down. A split tile's
+// head waits for the workers after it, which are then clusters launched
+// before it: the wait cannot hang even when fewer clusters fit at once than
+// the occupancy query said (another kernel on the card), given that the
+// hardware starts clusters in order.
+__device__ __forceinline__ std::int64_t stream_k_worker(std::int64_t cluster_id,
+                                                        std::int64_t clusters) {
+  return clusters - 1 - cluster_id;
+}
+
 // Step 15's fixup. This thread's float4s of consumer `consumer`'s partial
 // sum in CTA `cta`'s workspace slot.
 template <typename Cfg>
@@ -498,7 +507,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         }
       };
       if constexpr (Cfg::kStreamK) {
-        sched::StreamKCursor cursor(stream_k.schedule, cluster_id);
+        sched::StreamKCursor cursor(stream_k.schedule, stream_k_worker(cluster_id, clusters));
         sched::StreamKItem item;
         while (cursor.next(&item)) {
           load_pair(Order::tile(item.unit, pairs_m, tiles_n), item.k_begin, item.k_end, item.peers);
@@ -638,10 +647,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         } else {
           if constexpr (Cfg::kStreamK) {
             // The rest of the tile: the same rank's CTA in each of the next
-            // `peers` clusters, in order (a fixed order: the sum is bitwise
+            // `peers` workers, clusters cluster_id - 1, cluster_id - 2, ...
+            // (stream_k_worker), in order (a fixed order: the sum is bitwise
             // repeatable).
             for (int peer = 1; peer <= peers; ++peer) {
-              add_partial<Cfg>(acc, stream_k, static_cast<int>(blockIdx.x) + peer * Cfg::kClusterM,
+              add_partial<Cfg>(acc, stream_k, static_cast<int>(blockIdx.x) - peer * Cfg::kClusterM,
                                consumer, leader);
             }
           }
@@ -671,7 +681,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
 
 // Raises the kernel's shared-memory limit (which also binds the context the
 // tensor-map encoder needs) and asks how many of its clusters fit on the
-// device at once.
+// device at once (stream-K relies on that many being resident together).
 template <typename TIn, typename TOut, typename Order, typename Cfg>
 Status prepare_kernel(std::string_view name, int* resident_clusters) {
   auto* kernel = &tma_store::kernel<TIn, TOut, Order, Cfg>;
@@ -681,10 +691,17 @@ Status prepare_kernel(std::string_view name, int* resident_clusters) {
   return max_active_clusters(kernel, kSmem, Cfg::kThreads, Cfg::kClusterM, resident_clusters);
 }
 
-// resident_clusters: 0, or what prepare_kernel found for this kernel (the
-// caller ran it).
+// A launcher for the same problem: step 15's fallback when its schedule
+// splits nothing (step 14's, which is its kernel without the stream-K
+// bookkeeping). Step 15 calls it rather than instantiating step 14's kernel
+// a second time: the same __global__ template instance in two translation
+// units is two modules behind one host stub, and a launch may then find the
+// copy whose shared-memory limit was never raised (seen on the H200: invalid
+// argument, when hopper-15 ran before anything had launched hopper-14).
+using Launcher = Status (*)(const GemmArgs& args);
+
 template <typename TIn, typename TOut, typename Order, typename Cfg>
-Status launch_typed(const GemmArgs& args, std::string_view name, int resident_clusters = 0) {
+Status launch_typed(const GemmArgs& args, std::string_view name, Launcher data_parallel) {
   const std::int64_t tiles_m = sched::ceil_div(args.m, Cfg::BM);
   const std::int64_t tiles_n = sched::ceil_div(args.n, Cfg::BN);
   const std::int64_t units = sched::ceil_div(tiles_m, Cfg::kClusterM) * tiles_n;
@@ -695,27 +712,31 @@ Status launch_typed(const GemmArgs& args, std::string_view name, int resident_cl
   const auto k_tiles = static_cast<int>(sched::ceil_div(args.k, Cfg::BK));
   auto* kernel = &tma_store::kernel<TIn, TOut, Order, Cfg>;
   constexpr std::size_t kSmem = kSmemBytes<TIn, TOut, Cfg>;
-  Status status;
-  std::int64_t clusters = 0;
+  int resident_clusters = 0;
+  Status status = prepare_kernel<TIn, TOut, Order, Cfg>(name, &resident_clusters);
+  if (!status.ok()) return status;
+  std::int64_t clusters = std::min<std::int64_t>(resident_clusters, units);
+  if constexpr (Cfg::kBalancedGrid) {
+    clusters = sched::ceil_div(units, sched::ceil_div(units, clusters));
+  }
   StreamKParams stream_k;
   if constexpr (Cfg::kStreamK) {
-    // Asked of the data-parallel kernel (same launch shape, same answer),
-    // which runs when nothing is split: that path then costs no more host
-    // calls than step 14's.
-    using DataParallel = typename Cfg::DataParallel;
-    status = prepare_kernel<TIn, TOut, Order, DataParallel>(name, &resident_clusters);
-    if (!status.ok()) return status;
     // Every cluster must be resident at once: a split tile's head waits for
-    // partial sums from the clusters after it.
+    // partial sums from other clusters (stream_k_worker).
     stream_k.schedule = sched::make_stream_k_schedule(
         units, k_tiles, resident_clusters, Cfg::kStreamKFixupKTiles, Cfg::kStreamKOverhead64ths);
     if (stream_k.schedule.sk_iters == 0) {
-      return launch_typed<TIn, TOut, Order, DataParallel>(args, name, resident_clusters);
+      if (data_parallel == nullptr) {
+        return {StatusCode::kNotSupported, std::string(name) + ": no data-parallel fallback"};
+      }
+      return data_parallel(args);
     }
-    status = allow_dynamic_smem(reinterpret_cast<const void*>(kernel), kSmem, name);
-    if (!status.ok()) return status;
     clusters = stream_k.schedule.workers;
     const std::int64_t ctas = clusters * Cfg::kClusterM;
+    if (ctas > stream_k_max_ctas<Cfg>()) {
+      return {StatusCode::kNotSupported,
+              std::string(name) + ": more CTAs than its workspace has flags for"};
+    }
     const std::size_t needed = stream_k_workspace_bytes<Cfg>(ctas);
     if (args.workspace == nullptr || args.workspace_bytes < needed) {
       return {StatusCode::kNotSupported,
@@ -725,16 +746,7 @@ Status launch_typed(const GemmArgs& args, std::string_view name, int resident_cl
     }
     auto* base = static_cast<std::uint8_t*>(args.workspace);
     stream_k.flags = reinterpret_cast<std::uint32_t*>(base);
-    stream_k.partials = reinterpret_cast<float4*>(base + stream_k_flag_bytes<Cfg>(ctas));
-  } else {
-    if (resident_clusters == 0) {
-      status = prepare_kernel<TIn, TOut, Order, Cfg>(name, &resident_clusters);
-      if (!status.ok()) return status;
-    }
-    clusters = std::min<std::int64_t>(resident_clusters, units);
-    if constexpr (Cfg::kBalancedGrid) {
-      clusters = sched::ceil_div(units, sched::ceil_div(units, clusters));
-    }
+    stream_k.partials = reinterpret_cast<float4*>(base + kStreamKFlagBytes);
   }
   CUtensorMap map_a;
   CUtensorMap map_b;
@@ -763,14 +775,15 @@ std::size_t stream_k_workspace_size() {
   return stream_k_workspace_bytes<Cfg>(sms);
 }
 
-// The launcher of steps 10-15, which differ in Order and Cfg.
+// The launcher of steps 10-15, which differ in Order and Cfg (and step 15
+// in its data-parallel fallback).
 template <typename Order, typename Cfg>
-Status launch(const GemmArgs& args, std::string_view name) {
+Status launch(const GemmArgs& args, std::string_view name, Launcher data_parallel = nullptr) {
   return visit_tn_types(args, [&]<typename TIn, typename TOut>() {
     if constexpr (std::is_same_v<TOut, float>) {
       return Status{StatusCode::kNotSupported, std::string(name) + ": fp32 output"};
     } else {
-      return launch_typed<TIn, TOut, Order, Cfg>(args, name);
+      return launch_typed<TIn, TOut, Order, Cfg>(args, name, data_parallel);
     }
   });
 }
