@@ -18,17 +18,19 @@
 // CTA's 128 KiB partial through L2 at once (~11 us on the H200): the schedule
 // charges 16 k-tiles for it and 1/64 of the whole rounds for this kernel's
 // bookkeeping, and when it splits nothing step 14's kernel runs (4096^3).
-// Needs the GEMM workspace: 128 KiB per SM (tcgemm::workspace_size).
+// Needs the GEMM workspace: 4 KiB of flags and 128 KiB per SM
+// (tcgemm::workspace_size). When nothing is split it calls step 14's
+// launcher (launch_hopper_14), never a second instance of that kernel.
 //
 // Tile 128 x 256 x 64 per CTA, clusters of 2 along M with B multicast,
 // 384 threads, 4 stages, Hilbert order, C stored by TMA in two halves.
 // Layout TN; any N, K >= 1 and M a multiple of 8; lda, ldb, ldc multiples of
 // 8; C 16-byte aligned; bf16 or fp16 output (step 14's constraints).
-// Measured (H200, same-run cuBLAS, bf16 TN): 1.048x / 1.040x at 8192^3 in two
-// runs of steps 13-15 (step 14: 1.028x; bench/results/h200/
-// 2026-11-30-hopper-15-{1,2}.csv), 1.017x in the fifteen-step ladder run
-// (step 14: 1.019x; 2026-11-30-hopper-ladder.csv); 1024 x 768 x 4096 0.68x
-// (step 14: 0.41x), 2040 x 2304 x 8192 0.84x (0.62x)
+// Measured (H200, same-run cuBLAS, bf16 TN): 1.049x / 1.053x at 8192^3 in two
+// runs of steps 14-15 (step 14: 1.030x / 1.034x; bench/results/h200/
+// 2026-11-30-hopper-15-final-{1,2}.csv), 1.017x in the fifteen-step ladder
+// run (step 14: 1.019x; 2026-11-30-hopper-ladder.csv); 1024 x 768 x 4096
+// 0.68x (step 14: 0.41x), 2040 x 2304 x 8192 0.84x (0.62x)
 // (2026-11-30-stream-k-shapes.csv); 4096^3 runs step 14's kernel.
 #include "kernels/hopper/tma_store_kernel.cuh"
 
