@@ -146,16 +146,19 @@ class StreamKCursor {
 // The schedule for `units` units of k_tiles iterations on at most
 // max_workers co-resident workers. Splits the last round when that shortens
 // the busiest worker's load, counted in iterations: fixup_iters added for
-// the partial-sum traffic, and overhead_64ths / 64 of the whole rounds for a
-// stream-K kernel's bookkeeping. Otherwise the fewest workers that keep the
-// data-parallel round count (every worker gets the same number of units, or
-// one less). Stream-K needs every worker's range non-empty (a unit's pieces
-// then belong to consecutive workers), so it is used only when the split
-// iterations number at least the workers.
-// units >= 1, k_tiles >= 1, max_workers >= 1, fixup_iters, overhead_64ths >= 0.
+// the partial-sum traffic, overhead_64ths / 64 of the whole rounds for a
+// stream-K kernel's bookkeeping, and each split iteration counted as
+// split_cost_5ths / 5 of a whole-round one. Otherwise the fewest workers
+// that keep the data-parallel round count (every worker gets the same number
+// of units, or one less). Stream-K needs every worker's range non-empty (a
+// unit's pieces then belong to consecutive workers), so it is used only when
+// the split iterations number at least the workers.
+// units >= 1, k_tiles >= 1, max_workers >= 1, fixup_iters, overhead_64ths >=
+// 0, split_cost_5ths >= 1.
 constexpr StreamKSchedule make_stream_k_schedule(std::int64_t units, std::int32_t k_tiles,
                                                  std::int64_t max_workers, std::int64_t fixup_iters,
-                                                 std::int64_t overhead_64ths = 0) {
+                                                 std::int64_t overhead_64ths = 0,
+                                                 std::int64_t split_cost_5ths = 5) {
   const std::int64_t rounds = ceil_div(units, max_workers);
   StreamKSchedule dp;
   dp.units = units;
@@ -176,7 +179,8 @@ constexpr StreamKSchedule make_stream_k_schedule(std::int64_t units, std::int32_
   const std::int64_t dp_load = rounds * k_tiles;
   const std::int64_t whole_rounds = (units / max_workers) * k_tiles;
   const std::int64_t sk_load = whole_rounds + whole_rounds * overhead_64ths / 64 +
-                               ceil_div(sk.sk_iters, sk.workers) + fixup_iters;
+                               ceil_div(sk.sk_iters, sk.workers) * split_cost_5ths / 5 +
+                               fixup_iters;
   return sk_load < dp_load ? sk : dp;
 }
 

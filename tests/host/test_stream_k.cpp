@@ -167,12 +167,24 @@ TEST(StreamK, KeepsWholeRoundsDataParallel) {
   EXPECT_EQ(small.sk_iters, 0);
   EXPECT_EQ(small.workers, 64);
   // With the costs measured on the H200 (16 k-tiles of fixup, 1/64 on the
-  // whole rounds; kernels/hopper/tma_store_kernel.cuh), 4096^3 (7 k-tiles to
-  // save) and 4096 x 14336 x 4096 (11) stay data-parallel, 8192^3 (62)
-  // splits.
-  EXPECT_EQ(make_stream_k_schedule(256, 64, 66, 16, 1).sk_iters, 0);
-  EXPECT_EQ(make_stream_k_schedule(896, 64, 66, 16, 1).sk_iters, 0);
-  EXPECT_EQ(make_stream_k_schedule(1024, 128, 66, 16, 1).dp_units, 15 * 66);
+  // whole rounds, split k-tiles at 6/5; kernels/hopper/tma_store_kernel.cuh),
+  // in 128 x 256 tile pairs on 66 clusters: the problems where splitting lost
+  // stay data-parallel (4096^3, 4096 x 14336 x 4096, 4096 x 4096 x 14336,
+  // 1024 x 8192 x 28672, 512 x 14336 x 4096), those where it won split
+  // (8192^3, 16 x 4096 x 14336, 512 x 28672 x 8192, 16384 x 4096 x 14336).
+  auto splits = [](std::int64_t units, std::int32_t k_tiles) {
+    return make_stream_k_schedule(units, k_tiles, 66, 16, 1, 6).sk_iters > 0;
+  };
+  EXPECT_FALSE(splits(256, 64));
+  EXPECT_FALSE(splits(896, 64));
+  EXPECT_FALSE(splits(256, 224));
+  EXPECT_FALSE(splits(128, 448));
+  EXPECT_FALSE(splits(112, 64));
+  EXPECT_TRUE(splits(1024, 128));
+  EXPECT_TRUE(splits(16, 224));
+  EXPECT_TRUE(splits(224, 128));
+  EXPECT_TRUE(splits(1024, 224));
+  EXPECT_EQ(make_stream_k_schedule(1024, 128, 66, 16, 1, 6).dp_units, 15 * 66);
   // 2 k-tiles: a split tail cannot beat one more round once fixup is counted.
   const StreamKSchedule short_k = make_stream_k_schedule(100, 2, 66, 4);
   EXPECT_EQ(short_k.sk_iters, 0);

@@ -83,6 +83,13 @@ struct TmaStoreConfig {
   // And what the stream-K kernel's bookkeeping costs on its whole rounds:
   // ~1.5% (1/64) against step 14's kernel on the same data-parallel work.
   static constexpr int kStreamKOverhead64ths = 1;
+  // And a k-tile of a split pair costs 1.2x one of a whole round (6/5):
+  // counted at 1.0x, the schedule split 4096 x 4096 x 14336 and 1024 x 8192 x
+  // 28672 for a predicted saving of 1 and 4 k-tiles and they lost 9% and 16%
+  // (H200, bench/results/h200/2026-11-30-llm-hopper-15-v9.csv). Presumably
+  // because clusters on split pairs run at different k offsets, so concurrent
+  // tiles stop sharing A and B panels in L2 as whole rounds do (not profiled).
+  static constexpr int kStreamKSplitCost5ths = 6;
   static constexpr int kConsumers = 2;
   static constexpr int kWarpgroupThreads = 128;
   static constexpr int kThreads = (1 + kConsumers) * kWarpgroupThreads;
@@ -724,7 +731,8 @@ Status launch_typed(const GemmArgs& args, std::string_view name, Launcher data_p
     // Every cluster must be resident at once: a split tile's head waits for
     // partial sums from other clusters (stream_k_worker).
     stream_k.schedule = sched::make_stream_k_schedule(
-        units, k_tiles, resident_clusters, Cfg::kStreamKFixupKTiles, Cfg::kStreamKOverhead64ths);
+        units, k_tiles, resident_clusters, Cfg::kStreamKFixupKTiles, Cfg::kStreamKOverhead64ths,
+        Cfg::kStreamKSplitCost5ths);
     if (stream_k.schedule.sk_iters == 0) {
       if (data_parallel == nullptr) {
         return {StatusCode::kNotSupported, std::string(name) + ": no data-parallel fallback"};
