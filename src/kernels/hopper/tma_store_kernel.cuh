@@ -730,9 +730,9 @@ Status launch_typed(const GemmArgs& args, std::string_view name, Launcher data_p
   if constexpr (Cfg::kStreamK) {
     // Every cluster must be resident at once: a split tile's head waits for
     // partial sums from other clusters (stream_k_worker).
-    stream_k.schedule = sched::make_stream_k_schedule(
-        units, k_tiles, resident_clusters, Cfg::kStreamKFixupKTiles, Cfg::kStreamKOverhead64ths,
-        Cfg::kStreamKSplitCost5ths);
+    stream_k.schedule =
+        sched::make_stream_k_schedule(units, k_tiles, resident_clusters, Cfg::kStreamKFixupKTiles,
+                                      Cfg::kStreamKOverhead64ths, Cfg::kStreamKSplitCost5ths);
     if (stream_k.schedule.sk_iters == 0) {
       if (data_parallel == nullptr) {
         return {StatusCode::kNotSupported, std::string(name) + ": no data-parallel fallback"};
