@@ -81,7 +81,7 @@ const KernelInfo* find_kernel(std::string_view name);
 
 // Empty when `kernel` needs no workspace for `args` or args gives it enough
 // (a non-null args.workspace of at least that many args.workspace_bytes);
-// otherwise the reason, e.g. "needs 16908288 bytes of workspace
+// otherwise the reason, e.g. "needs 17305600 bytes of workspace
 // (tcgemm::workspace_size); args.workspace_bytes is 0". Assumes
 // check_constraints(kernel.constraints, ...) passed.
 std::string check_workspace(const KernelInfo& kernel, const GemmArgs& args);
