@@ -60,44 +60,12 @@ struct StreamKSchedule {
   TCGEMM_HOST_DEVICE constexpr std::int64_t sk_worker(std::int64_t i) const {
     return ((i + 1) * workers - 1) / sk_iters;
   }
-  TCGEMM_HOST_DEVICE constexpr std::int64_t dp_items(std::int64_t w) const {
-    return w < dp_units ? (dp_units - w - 1) / workers + 1 : 0;
-  }
-  TCGEMM_HOST_DEVICE constexpr std::int64_t sk_items(std::int64_t w) const {
-    const std::int64_t begin = sk_begin(w);
-    const std::int64_t end = sk_begin(w + 1);
-    return end > begin ? (end - 1) / k_tiles - begin / k_tiles + 1 : 0;
-  }
-  // Work items of worker w: its data-parallel units, then its stream-K pieces.
-  TCGEMM_HOST_DEVICE constexpr std::int64_t items(std::int64_t w) const {
-    return dp_items(w) + sk_items(w);
-  }
-  // Item i (0 <= i < items(w)) of worker w.
-  TCGEMM_HOST_DEVICE constexpr StreamKItem item(std::int64_t w, std::int64_t i) const {
-    const std::int64_t dp = dp_items(w);
-    if (i < dp) return StreamKItem{w + i * workers, 0, k_tiles, 0};
-    const std::int64_t begin = sk_begin(w);
-    const std::int64_t end = sk_begin(w + 1);
-    const std::int64_t sk_unit = begin / k_tiles + (i - dp);
-    const std::int64_t unit_begin = sk_unit * k_tiles;
-    const std::int64_t unit_end = unit_begin + k_tiles;
-    StreamKItem piece;
-    piece.unit = dp_units + sk_unit;
-    piece.k_begin =
-        static_cast<std::int32_t>((begin > unit_begin ? begin : unit_begin) - unit_begin);
-    piece.k_end = static_cast<std::int32_t>((end < unit_end ? end : unit_end) - unit_begin);
-    if (piece.k_begin > 0) {
-      piece.peers = StreamKItem::kPartial;
-    } else {
-      piece.peers = static_cast<std::int32_t>(sk_worker(unit_end - 1) - w);
-    }
-    return piece;
-  }
 };
 
-// Worker w's items in order, item(w, 0), item(w, 1), ..., with the
-// divisions done once per worker rather than per item: the TMA producer
-// thread walks them within its 40 registers.
+// Worker w's work items in order: its data-parallel units (w, w + workers,
+// ... below dp_units, each whole), then the pieces of its stream-K range,
+// one per unit the range touches. The divisions are done once per worker,
+// not per item: the TMA producer thread walks them within its 40 registers.
 class StreamKCursor {
  public:
   TCGEMM_HOST_DEVICE constexpr StreamKCursor(const StreamKSchedule& schedule, std::int64_t worker)

@@ -24,6 +24,54 @@ struct Case {
   std::int64_t fixup_iters;
 };
 
+// Worker w's items as the kernel's producer walks them.
+std::vector<StreamKItem> cursor_items(const StreamKSchedule& s, std::int64_t w) {
+  std::vector<StreamKItem> items;
+  tcgemm::sched::StreamKCursor cursor(s, w);
+  for (StreamKItem it; cursor.next(&it);) items.push_back(it);
+  return items;
+}
+
+// Worker w's whole (data-parallel) units.
+std::int64_t dp_items(const StreamKSchedule& s, std::int64_t w) {
+  std::int64_t n = 0;
+  for (std::int64_t u = w; u < s.dp_units; u += s.workers) ++n;
+  return n;
+}
+
+// The same items found the slow way, independently of the cursor's
+// arithmetic: the worker's stream-K iterations one at a time, grouped by
+// unit, and a head's peers counted as the other workers whose ranges touch
+// its unit.
+std::vector<StreamKItem> reference_items(const StreamKSchedule& s, std::int64_t w) {
+  std::vector<StreamKItem> items;
+  for (std::int64_t u = w; u < s.dp_units; u += s.workers) items.push_back({u, 0, s.k_tiles, 0});
+  const std::int64_t k = s.k_tiles;
+  for (std::int64_t i = s.sk_begin(w); i < s.sk_begin(w + 1); ++i) {
+    const std::int64_t unit = s.dp_units + i / k;
+    const auto kt = static_cast<std::int32_t>(i % k);
+    if (items.empty() || items.back().unit != unit || items.back().k_end != kt) {
+      items.push_back({unit, kt, kt, 0});
+    }
+    ++items.back().k_end;
+  }
+  for (StreamKItem& it : items) {
+    if (it.unit < s.dp_units) continue;
+    if (it.k_begin > 0) {
+      it.peers = StreamKItem::kPartial;
+      continue;
+    }
+    const std::int64_t first = (it.unit - s.dp_units) * k;
+    for (std::int64_t other = 0; other < s.workers; ++other) {
+      if (other != w && s.sk_begin(other) < first + k && s.sk_begin(other + 1) > first &&
+          s.sk_begin(other) < s.sk_begin(other + 1)) {
+        ++it.peers;
+      }
+    }
+  }
+  return items;
+}
+
 std::vector<Case> cases() {
   std::vector<Case> out;
   for (std::int64_t units : {1, 2, 5, 63, 64, 65, 66, 67, 131, 132, 133, 198, 256, 1024, 1031}) {
@@ -53,8 +101,9 @@ TEST(StreamK, CoversEveryIterationOnceWithAValidFixupProtocol) {
     std::map<std::int64_t, std::vector<std::int64_t>> partials;
     for (std::int64_t w = 0; w < s.workers; ++w) {
       int partial_count = 0;
-      for (std::int64_t i = 0; i < s.items(w); ++i) {
-        const StreamKItem it = s.item(w, i);
+      const std::vector<StreamKItem> items = cursor_items(s, w);
+      for (std::size_t i = 0; i < items.size(); ++i) {
+        const StreamKItem it = items[i];
         ASSERT_GE(it.unit, 0);
         ASSERT_LT(it.unit, c.units);
         ASSERT_GE(it.k_begin, 0);
@@ -64,7 +113,7 @@ TEST(StreamK, CoversEveryIterationOnceWithAValidFixupProtocol) {
         if (it.peers == StreamKItem::kPartial) {
           // The partial is the worker's first piece past its whole units, so
           // the worker writes it before it can wait on any other worker.
-          EXPECT_EQ(i, s.dp_items(w));
+          EXPECT_EQ(static_cast<std::int64_t>(i), dp_items(s, w));
           ++partial_count;
           partials[it.unit].push_back(w);
         } else if (it.peers > 0) {
@@ -96,26 +145,23 @@ TEST(StreamK, CoversEveryIterationOnceWithAValidFixupProtocol) {
   }
 }
 
-// The cursor the producer walks yields exactly item(w, 0), item(w, 1), ...
-TEST(StreamK, CursorYieldsTheItemsInOrder) {
+// The cursor the producer walks yields exactly what a brute-force walk of
+// the worker's iterations finds.
+TEST(StreamK, CursorMatchesABruteForceWalk) {
   for (const Case& c : cases()) {
     const StreamKSchedule s =
         make_stream_k_schedule(c.units, c.k_tiles, c.max_workers, c.fixup_iters);
     for (std::int64_t w = 0; w < s.workers; ++w) {
-      tcgemm::sched::StreamKCursor cursor(s, w);
-      StreamKItem got;
-      std::int64_t i = 0;
-      while (cursor.next(&got)) {
-        ASSERT_LT(i, s.items(w)) << "units " << c.units << " worker " << w;
-        const StreamKItem want = s.item(w, i);
-        EXPECT_EQ(got.unit, want.unit);
-        EXPECT_EQ(got.k_begin, want.k_begin);
-        EXPECT_EQ(got.k_end, want.k_end);
-        EXPECT_EQ(got.peers, want.peers);
-        ++i;
+      const std::vector<StreamKItem> got = cursor_items(s, w);
+      const std::vector<StreamKItem> want = reference_items(s, w);
+      ASSERT_EQ(got.size(), want.size())
+          << "units " << c.units << " k_tiles " << c.k_tiles << " worker " << w;
+      for (std::size_t i = 0; i < got.size(); ++i) {
+        EXPECT_EQ(got[i].unit, want[i].unit);
+        EXPECT_EQ(got[i].k_begin, want[i].k_begin);
+        EXPECT_EQ(got[i].k_end, want[i].k_end);
+        EXPECT_EQ(got[i].peers, want[i].peers);
       }
-      EXPECT_EQ(i, s.items(w)) << "units " << c.units << " k_tiles " << c.k_tiles << " worker "
-                               << w;
     }
   }
 }
@@ -130,10 +176,7 @@ TEST(StreamK, NeverLoadsAWorkerMoreThanDataParallel) {
         tcgemm::sched::ceil_div(c.units, c.max_workers) * std::int64_t{c.k_tiles};
     for (std::int64_t w = 0; w < s.workers; ++w) {
       std::int64_t load = 0;
-      for (std::int64_t i = 0; i < s.items(w); ++i) {
-        const StreamKItem it = s.item(w, i);
-        load += it.k_end - it.k_begin;
-      }
+      for (const StreamKItem& it : cursor_items(s, w)) load += it.k_end - it.k_begin;
       if (s.sk_iters > 0) load += c.fixup_iters;
       EXPECT_LE(load, dp_load) << "units " << c.units << " k_tiles " << c.k_tiles << " workers "
                                << c.max_workers << " worker " << w;
