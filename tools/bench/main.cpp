@@ -40,6 +40,8 @@ constexpr int kExitUsage = 2;
 // Enough for any question about how often a race strikes; keeps the seeds of
 // all runs (3 apart) far from wrapping.
 constexpr int kMaxHazardRuns = 1000000;
+// Ten minutes of idle before each kernel is more than any GPU needs to cool.
+constexpr int kMaxSequentialRestMs = 600000;
 
 constexpr const char* kFooter = R"(
 Layouts (--layout): BLAS-style letters for op(A) and op(B); C is column-major.
@@ -56,6 +58,13 @@ Verification: every element against a reference GEMM (rel. Frobenius error
 under 1e-2 for bf16/fp16 output, 1e-4 for fp32), NaN-poisoned C, and a bitwise
 repeat. Timing: CUDA events, median of --iters samples interleaved with
 cuBLAS, buffers rotated to defeat L2 for small problems.
+Sequential timing (--sequential MS): a diagnostic of clock and power state,
+not the standard measurement. Each verified kernel is timed alone, in turn
+(cuBLAS last), after MS milliseconds of idle GPU; its SM clock is read after
+its own samples. --sequential 5000 --warmup 3 --iters 20 is close to the
+Hopper worklog's protocol (a rested, boosting card); --sequential 0 with many
+--iters gives each kernel's sustained clock. Its ratios are not same-run
+interleaved ratios: never quote them as such.
 Hazard mode (--hazard-runs N): for kernels with a data race (wmma-09), where
 one verified run proves nothing. Each selected kernel, and cuBLAS as the
 control, runs N times, run i on fresh inputs (seed + 3 (i - 1), printed),
@@ -293,6 +302,12 @@ int bench_main(int argc, char** argv) {
       ->excludes(json_opt)
       ->excludes(warmup_opt)
       ->excludes(iters_opt);
+  app.add_option("--sequential", run_options.sequential_rest_ms,
+                 "diagnostic timing: each kernel alone, in turn, after the GPU idled MS "
+                 "milliseconds; see below")
+      ->type_name("MS")
+      ->transform(integer_in(0, kMaxSequentialRestMs))
+      ->excludes("--hazard-runs");
   app.add_flag("--list", list, "list the registry kernels with their constraints and exit");
 
   try {

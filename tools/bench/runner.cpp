@@ -3,10 +3,12 @@
 #include <tcgemm/registry.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstddef>
 #include <functional>
 #include <new>
+#include <thread>
 #include <utility>
 
 namespace tcgemm::bench {
@@ -587,13 +589,25 @@ void Runner::measure(const Problem& problem, std::span<const KernelInfo* const> 
     timed_rows.push_back(row);
     timed.push_back(launch);
   }
-  const std::vector<TimingOutcome> outcomes =
-      time_interleaved(timed, operands, workspace, options_, stream_);
-  const std::optional<unsigned> sm_clock = clocks_.read().sm_mhz;
+  std::vector<TimingOutcome> outcomes;
+  std::vector<std::optional<unsigned>> sm_clocks;  // one per timed row
+  if (!options_.sequential_rest_ms) {
+    outcomes = time_interleaved(timed, operands, workspace, options_, stream_);
+    sm_clocks.assign(timed.size(), clocks_.read().sm_mhz);
+  } else {
+    // The diagnostic protocol: each kernel alone, after the GPU has idled.
+    for (const Launcher& launch : timed) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(*options_.sequential_rest_ms));
+      outcomes.push_back(
+          time_interleaved({launch}, operands, workspace, options_, stream_).front());
+      sm_clocks.push_back(clocks_.read().sm_mhz);
+    }
+  }
 
   for (std::size_t i = 0; i < timed_rows.size(); ++i) {
     Result& r = rows[timed_rows[i]];
     r.timing = outcomes[i].timing;
+    r.sm_clock_mhz = sm_clocks[i];
     if (!outcomes[i].error.empty()) {
       r.status = "error: while timing: " + outcomes[i].error;
       r.failed = true;
@@ -601,7 +615,6 @@ void Runner::measure(const Problem& problem, std::span<const KernelInfo* const> 
   }
   const std::optional<Timing> cublas_timing = rows[cublas_row].timing;
   for (Result& r : rows) {
-    r.sm_clock_mhz = sm_clock;
     if (r.timing && cublas_timing) r.cublas_ms = cublas_timing->median_ms;
   }
 }

@@ -45,8 +45,10 @@ struct Result {
   bool failed = false;  // verification failed or the run errored: exit status 1
   std::optional<testing::ErrorStats> error;
   std::optional<Timing> timing;          // only kernels that verified are timed
-  std::optional<double> cublas_ms;       // cuBLAS's median in the same interleaved loop
-  std::optional<unsigned> sm_clock_mhz;  // read right after this problem's timing loop
+  std::optional<double> cublas_ms;       // cuBLAS's median in the same run (interleaved unless
+                                         // --sequential)
+  std::optional<unsigned> sm_clock_mhz;  // read right after the timing loop (--sequential: after
+                                         // this kernel's own block)
   int l2_sets = 1;                       // buffer sets rotated through while timing
 };
 
@@ -69,6 +71,10 @@ struct RunOptions {
   int iters = 30;  // timed samples per kernel
   std::uint64_t seed = 0;
   std::vector<std::string> kernel_filters;  // substrings; empty selects every kernel
+  // Unset: the standard interleaved timing. Set: the sequential diagnostic
+  // (--sequential): each kernel is timed in a block of its own after this
+  // many milliseconds of idle GPU, and its clock is read after its block.
+  std::optional<int> sequential_rest_ms;
 };
 
 // True when `name` contains one of the filters (or there are none).
