@@ -381,6 +381,13 @@ int bench_main(int argc, char** argv) {
   info.device = query_device(0);
   info.seed = seed;
   info.command = command_line(argc, argv);
+  if (hazard_runs > 0) {
+    info.timing = "none (hazard mode)";
+  } else if (run_options.sequential_rest_ms) {
+    info.timing = "sequential, each kernel alone after " +
+                  std::to_string(*run_options.sequential_rest_ms) +
+                  " ms of idle GPU (a diagnostic: its ratios are not same-run interleaved ones)";
+  }
   const ClockReader clocks(info.device.pci_bus_id);
   info.clocks_start = clocks.read();
   for (const std::string& line : header_lines(info)) std::printf("%s\n", line.c_str());

@@ -18,7 +18,7 @@ using Json = nlohmann::ordered_json;
 struct Derived {
   std::optional<double> tflops;
   std::optional<double> cublas_tflops;
-  std::optional<double> ratio;  // ours / cuBLAS, from the same interleaved loop
+  std::optional<double> ratio;  // ours / cuBLAS, from the same run (RunInfo::timing)
 };
 
 Derived derive(const Result& r) {
@@ -110,6 +110,7 @@ std::vector<std::string> header_lines(const RunInfo& info) {
       "clocks at start: " + to_string(info.clocks_start),
   };
   if (info.clocks_end) lines.push_back("clocks at end: " + to_string(*info.clocks_end));
+  lines.push_back("timing: " + info.timing);
   lines.push_back("seed: " + std::to_string(info.seed));
   lines.push_back("command: " + info.command);
   return lines;
@@ -270,6 +271,7 @@ void write_json(std::ostream& out, const RunInfo& info, const std::vector<Result
       {"device", std::move(device)},
       {"source", TCGEMM_GIT_DESCRIBE},
       {"command", info.command},
+      {"timing", info.timing},
       {"seed", info.seed},
       {"results", std::move(rows)},
   };

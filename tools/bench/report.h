@@ -22,6 +22,10 @@ struct RunInfo {
   std::optional<Clocks> clocks_end;  // absent until the run is over
   std::uint64_t seed = 0;
   std::string command;
+  // How the kernels were timed: "interleaved" (the standard), or the
+  // --sequential diagnostic with its rest, whose ratios are not same-run
+  // interleaved ones.
+  std::string timing = "interleaved";
 };
 
 // GPU, versions, clocks, seed and command, one item per line, no prefix.

@@ -589,28 +589,27 @@ void Runner::measure(const Problem& problem, std::span<const KernelInfo* const> 
     timed_rows.push_back(row);
     timed.push_back(launch);
   }
-  std::vector<TimingOutcome> outcomes;
-  std::vector<std::optional<unsigned>> sm_clocks;  // one per timed row
-  if (!options_.sequential_rest_ms) {
-    outcomes = time_interleaved(timed, operands, workspace, options_, stream_);
-    sm_clocks.assign(timed.size(), clocks_.read().sm_mhz);
-  } else {
-    // The diagnostic protocol: each kernel alone, after the GPU has idled.
-    for (const Launcher& launch : timed) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(*options_.sequential_rest_ms));
-      outcomes.push_back(
-          time_interleaved({launch}, operands, workspace, options_, stream_).front());
-      sm_clocks.push_back(clocks_.read().sm_mhz);
-    }
-  }
-
-  for (std::size_t i = 0; i < timed_rows.size(); ++i) {
-    Result& r = rows[timed_rows[i]];
-    r.timing = outcomes[i].timing;
-    r.sm_clock_mhz = sm_clocks[i];
-    if (!outcomes[i].error.empty()) {
-      r.status = "error: while timing: " + outcomes[i].error;
+  const auto record = [](Result& r, const TimingOutcome& outcome) {
+    r.timing = outcome.timing;
+    if (!outcome.error.empty()) {
+      r.status = "error: while timing: " + outcome.error;
       r.failed = true;
+    }
+  };
+  if (!options_.sequential_rest_ms) {
+    const std::vector<TimingOutcome> outcomes =
+        time_interleaved(timed, operands, workspace, options_, stream_);
+    const std::optional<unsigned> sm_clock = clocks_.read().sm_mhz;
+    for (std::size_t i = 0; i < timed_rows.size(); ++i) record(rows[timed_rows[i]], outcomes[i]);
+    for (Result& r : rows) r.sm_clock_mhz = sm_clock;
+  } else {
+    // The diagnostic protocol: each kernel alone, after the GPU has idled;
+    // each row is filled as soon as its block ends, so a later fault keeps it.
+    for (std::size_t i = 0; i < timed_rows.size(); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(*options_.sequential_rest_ms));
+      Result& r = rows[timed_rows[i]];
+      record(r, time_interleaved({timed[i]}, operands, workspace, options_, stream_).front());
+      r.sm_clock_mhz = clocks_.read().sm_mhz;
     }
   }
   const std::optional<Timing> cublas_timing = rows[cublas_row].timing;

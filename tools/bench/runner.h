@@ -47,8 +47,9 @@ struct Result {
   std::optional<Timing> timing;          // only kernels that verified are timed
   std::optional<double> cublas_ms;       // cuBLAS's median in the same run (interleaved unless
                                          // --sequential)
-  std::optional<unsigned> sm_clock_mhz;  // read right after the timing loop (--sequential: after
-                                         // this kernel's own block)
+  std::optional<unsigned> sm_clock_mhz;  // read right after the problem's timing loop
+                                         // (--sequential: after this kernel's own block;
+                                         // unset for its rows not timed)
   int l2_sets = 1;                       // buffer sets rotated through while timing
 };
 
