@@ -31,10 +31,11 @@
 // 2026-11-30-hopper-15-final-{1,2}.csv), 1.017x in the fifteen-step ladder
 // run (step 14: 1.019x; 2026-11-30-hopper-ladder.csv); 1024 x 768 x 4096
 // 0.68x (step 14: 0.41x), 2040 x 2304 x 8192 0.84x (0.62x)
-// (2026-11-30-stream-k-shapes.csv); 4096^3 runs step 14's kernel. At f04c4fa:
-// 1.048x at 8192^3 with step 14 at 1.029x (2026-11-30-hopper-15-v10-
-// worklog.csv), 1.013x in the ladder rerun (step 14 1.018x; 2026-11-30-
-// hopper-ladder-f04c4fa.csv); llm set 2026-11-30-llm-hopper-15-v10.csv.
+// (2026-11-30-stream-k-shapes.csv); 4096^3 runs step 14's kernel. Built from
+// d9765fe (kernels unchanged since): 1.048x at 8192^3 with step 14 at 1.029x
+// (2026-11-30-hopper-15-v10-worklog.csv); llm set 2026-11-30-llm-hopper-15-
+// v10.csv. Built from f04c4fa: 1.013x in the ladder rerun (step 14 1.018x;
+// 2026-11-30-hopper-ladder-f04c4fa.csv).
 #include "kernels/hopper/tma_store_kernel.cuh"
 
 namespace tcgemm::kernels {
