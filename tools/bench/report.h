@@ -28,7 +28,7 @@ struct RunInfo {
   std::string timing = "interleaved";
 };
 
-// GPU, versions, clocks, seed and command, one item per line, no prefix.
+// GPU, versions, clocks, timing, seed and command, one item per line, no prefix.
 std::vector<std::string> header_lines(const RunInfo& info);
 
 void print_table(std::FILE* out, const std::vector<Result>& results);
