@@ -258,6 +258,23 @@ Status gemm(const GemmArgs& args, const GemmOptions& options) {
   return kernels::launch_scale_c(args);
 }
 
+Description describe(const GemmArgs& args, const GemmOptions& options) {
+  const KernelChoice choice = choose(args, options, /*unlimited_workspace=*/false);
+  Description d;
+  d.status = choice.status;
+  if (!choice.status.ok()) return d;
+  if (choice.kernel == nullptr) {
+    d.config = args.m == 0 || args.n == 0 || args.beta == 1.0f
+                   ? "no kernel: nothing to compute (BLAS quick return)"
+                   : "no GEMM kernel: C = beta * C (K or alpha is 0)";
+    return d;
+  }
+  d.kernel = std::string(choice.kernel->name);
+  d.config = choice.kernel->describe_config != nullptr ? choice.kernel->describe_config(args)
+                                                        : std::string(choice.kernel->description);
+  return d;
+}
+
 std::size_t workspace_size(const GemmArgs& args, const GemmOptions& options) {
   const KernelChoice choice = choose(args, options, /*unlimited_workspace=*/true);
   if (!choice.status.ok() || choice.kernel == nullptr ||

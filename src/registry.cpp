@@ -3,8 +3,10 @@
 
 #include <array>
 #include <string>
+#include <utility>
 
 #include "kernels/kernels.h"
+#include "kernels/prod/config.h"
 
 namespace tcgemm {
 namespace {
@@ -106,10 +108,11 @@ constexpr KernelConstraints wmma_large_warp_tile_constraints() {
   return c;
 }
 
-const std::array kKernels = {
-    // The Hopper ladder, one entry per worklog step. Steps 1-5 are teaching
-    // steps, run only by name; from step 6 on the rank is the step number, so
-    // the dispatcher picks the latest step whose constraints a problem meets.
+constexpr std::array kLadderKernels = {
+    // The Hopper ladder, one entry per worklog step, and the WMMA ladder:
+    // teaching steps, frozen, run only by name (dispatch rank 0). The
+    // dispatcher runs the production family (prod_kernels below), which
+    // accepts every problem the ladder does and measures at least as fast.
     KernelInfo{
         "hopper-01",
         "Hopper step 1: SIMT 2-D block tiling, no tensor cores; 128x128x16 tile, 256 threads, "
@@ -158,42 +161,42 @@ const std::array kKernels = {
         "ring carried across tiles; 128x256x64 tile",
         tma_tn_constraints(kAllOutputTypes),
         &kernels::launch_hopper_06,
-        /*dispatch_rank=*/6,
+        /*dispatch_rank=*/0,
     },
     KernelInfo{
         "hopper-07",
         "Hopper step 7: step 6 on raw PTX mbarriers, parity waits, one arrival per warpgroup",
         tma_tn_constraints(kAllOutputTypes),
         &kernels::launch_hopper_07,
-        /*dispatch_rank=*/7,
+        /*dispatch_rank=*/0,
     },
     KernelInfo{
         "hopper-08",
         "Hopper step 8: clusters of 2 along M, B tile multicast by TMA to both CTAs",
         tma_tn_constraints(kAllOutputTypes),
         &kernels::launch_hopper_08,
-        /*dispatch_rank=*/8,
+        /*dispatch_rank=*/0,
     },
     KernelInfo{
         "hopper-09",
         "Hopper step 9: scale-d = 0 first wgmma, column-ordered write-through stores",
         tma_tn_constraints(kAllOutputTypes),
         &kernels::launch_hopper_09,
-        /*dispatch_rank=*/9,
+        /*dispatch_rank=*/0,
     },
     KernelInfo{
         "hopper-10",
         "Hopper step 10: C staged in swizzled shared memory, stored by TMA asynchronously",
         tma_store_constraints(),
         &kernels::launch_hopper_10,
-        /*dispatch_rank=*/10,
+        /*dispatch_rank=*/0,
     },
     KernelInfo{
         "hopper-11",
         "Hopper step 11: tile pairs visited along a generalized Hilbert curve",
         tma_store_constraints(),
         &kernels::launch_hopper_11,
-        /*dispatch_rank=*/11,
+        /*dispatch_rank=*/0,
     },
     KernelInfo{
         "hopper-12",
@@ -201,14 +204,14 @@ const std::array kKernels = {
         "64x128 TMA stores",
         tma_store_constraints(),
         &kernels::launch_hopper_12,
-        /*dispatch_rank=*/12,
+        /*dispatch_rank=*/0,
     },
     KernelInfo{
         "hopper-13",
         "Hopper step 13 (beyond the worklog): step 12 with the C tile written by stmatrix",
         tma_store_constraints(),
         &kernels::launch_hopper_13,
-        /*dispatch_rank=*/13,
+        /*dispatch_rank=*/0,
     },
     KernelInfo{
         "hopper-14",
@@ -216,7 +219,7 @@ const std::array kKernels = {
         "alone, a balanced grid, and half of each C tile stored under the next tile's wgmmas",
         tma_store_constraints(),
         &kernels::launch_hopper_14,
-        /*dispatch_rank=*/14,
+        /*dispatch_rank=*/0,
     },
     KernelInfo{
         "hopper-15",
@@ -224,7 +227,7 @@ const std::array kKernels = {
         "split along K over all resident clusters (stream-K; needs a workspace)",
         tma_store_constraints(),
         &kernels::launch_hopper_15,
-        /*dispatch_rank=*/15,
+        /*dispatch_rank=*/0,
         &kernels::workspace_hopper_15,
     },
     // The WMMA ladder (issue 4), one entry per step of the S4000 article, and
@@ -293,7 +296,7 @@ const std::array kKernels = {
         "pointer adds (the article's complete code)",
         wmma_nn_constraints(64, /*vector_ab=*/true, /*vector_c=*/true),
         &kernels::launch_wmma_07,
-        /*dispatch_rank=*/2,
+        /*dispatch_rank=*/0,
     },
     KernelInfo{
         "wmma-08",
@@ -301,7 +304,7 @@ const std::array kKernels = {
         "asked of the fragment; no shared round trip",
         wmma_nn_constraints(64, /*vector_ab=*/true, /*vector_c=*/false),
         &kernels::launch_wmma_08,
-        /*dispatch_rank=*/1,
+        /*dispatch_rank=*/0,
     },
     KernelInfo{
         "wmma-08-wide",
@@ -325,7 +328,7 @@ const std::array kKernels = {
         "barrier per 64-deep K tile; fp16 inputs",
         wmma_multistage_constraints(),
         &kernels::launch_wmma_10,
-        /*dispatch_rank=*/3,
+        /*dispatch_rank=*/0,
     },
     KernelInfo{
         "wmma-11",
@@ -333,9 +336,60 @@ const std::array kKernels = {
         "4-stage cp.async pipeline; 128x256x32 tile, 256 threads, 1 CTA per SM",
         wmma_large_warp_tile_constraints(),
         &kernels::launch_wmma_11,
-        /*dispatch_rank=*/4,
+        /*dispatch_rank=*/0,
     },
 };
+
+// The production family (src/kernels/prod/): any storage order of A, B and
+// C, any M, N, K up to what 32-bit TMA coordinates reach (a tile past the
+// last one included), any leading dimension, element-aligned pointers,
+// strided batches up to 2^31 - 1 entries (the batch index is a 32-bit TMA
+// coordinate).
+constexpr std::int64_t kProdMaxDim = kTmaMaxCoordinate - 1024;
+
+constexpr KernelConstraints prod_constraints() {
+  return KernelConstraints{
+      .input_dtypes = kHalfTypes,
+      .output_dtypes = kAllOutputTypes,
+      .a_layouts = bit(Layout::kRowMajor) | bit(Layout::kColMajor),
+      .b_layouts = bit(Layout::kRowMajor) | bit(Layout::kColMajor),
+      .c_layouts = bit(Layout::kRowMajor) | bit(Layout::kColMajor),
+      .max_dim = kProdMaxDim,
+      .max_batch = INT32_MAX,
+      .compute_capability = 90,
+  };
+}
+
+// Above every ladder step: the dispatcher runs the production family.
+constexpr int kProdRank = 100;
+
+// "prod": the family with its own choice of config (what the dispatcher
+// runs), then one entry per config table row, run only by name.
+template <std::size_t... kConfig>
+constexpr auto prod_kernels(std::index_sequence<kConfig...>) {
+  return std::array{
+      KernelInfo{"prod",
+                 "production family, config chosen per problem (waves x padded tile work); "
+                 "every storage order, alignment and batch",
+                 prod_constraints(), &kernels::launch_prod_config<-1>, kProdRank,
+                 &kernels::workspace_prod, /*workspace_optional=*/true,
+                 &kernels::describe_prod_config<-1>},
+      KernelInfo{prod::kConfigs[kConfig].name, prod::kConfigs[kConfig].description,
+                 prod_constraints(), &kernels::launch_prod_config<static_cast<int>(kConfig)>,
+                 /*dispatch_rank=*/0, &kernels::workspace_prod, /*workspace_optional=*/true,
+                 &kernels::describe_prod_config<static_cast<int>(kConfig)>}...};
+}
+
+template <typename T, std::size_t kA, std::size_t kB>
+constexpr std::array<T, kA + kB> concat(const std::array<T, kA>& a, const std::array<T, kB>& b) {
+  std::array<T, kA + kB> out{};
+  for (std::size_t i = 0; i < kA; ++i) out[i] = a[i];
+  for (std::size_t i = 0; i < kB; ++i) out[kA + i] = b[i];
+  return out;
+}
+
+constexpr std::array kKernels =
+    concat(kLadderKernels, prod_kernels(std::make_index_sequence<prod::kConfigCount>{}));
 
 std::string set_names(std::uint32_t set, bool is_layout) {
   std::string out;
@@ -425,7 +479,7 @@ std::string check_constraints(const KernelConstraints& c, const GemmArgs& args,
 }
 
 std::string check_workspace(const KernelInfo& kernel, const GemmArgs& args) {
-  if (kernel.workspace_bytes == nullptr) return {};
+  if (kernel.workspace_bytes == nullptr || kernel.workspace_optional) return {};
   const std::size_t needed = kernel.workspace_bytes(args);
   if (needed == 0) return {};
   const std::string needs =

@@ -49,40 +49,85 @@ CUtensorMapDataType tma_dtype(DType dtype) {
 
 }  // namespace
 
-Status encode_tensor_map(const TensorMap2d& view, CUtensorMap* map) {
-  const std::uint64_t elem = size_of(view.dtype);
-  if (reinterpret_cast<std::uintptr_t>(view.base) % kGlobalAlignmentBytes != 0) {
+bool tma_addressable(const void* base, std::uint64_t elem_bytes, std::uint64_t ld,
+                     std::uint64_t batch, std::uint64_t batch_stride) {
+  const auto stride_ok = [&](std::uint64_t elements) {
+    return (elements * elem_bytes) % kStrideMultipleBytes == 0 &&
+           elements * elem_bytes < kMaxStrideBytes;
+  };
+  return reinterpret_cast<std::uintptr_t>(base) % kGlobalAlignmentBytes == 0 && stride_ok(ld) &&
+         (batch <= 1 || stride_ok(batch_stride));
+}
+
+namespace {
+
+// The rules and the driver call both ranks share; dims[0] is contiguous,
+// strides in elements (strides[i] between consecutive indices of dims[i + 1]).
+Status encode(const void* base, DType dtype, std::uint32_t rank, const std::uint64_t* dims,
+              const std::uint64_t* strides, const std::uint32_t* box, CUtensorMapSwizzle swizzle,
+              CUtensorMap* map) {
+  const std::uint64_t elem = size_of(dtype);
+  if (reinterpret_cast<std::uintptr_t>(base) % kGlobalAlignmentBytes != 0) {
     return {StatusCode::kNotSupported, "TMA needs a 16-byte aligned base pointer"};
   }
-  if ((view.ld * elem) % kStrideMultipleBytes != 0) {
-    return {StatusCode::kNotSupported,
-            "TMA needs a leading dimension that is a multiple of 16 bytes (ld=" +
-                std::to_string(view.ld) + ")"};
+  for (std::uint32_t i = 0; i + 1 < rank; ++i) {
+    if ((strides[i] * elem) % kStrideMultipleBytes != 0) {
+      return {StatusCode::kNotSupported,
+              "TMA needs strides that are multiples of 16 bytes (stride " + std::to_string(i) +
+                  " = " + std::to_string(strides[i]) + " elements)"};
+    }
+    if (strides[i] * elem >= kMaxStrideBytes) {
+      return {StatusCode::kNotSupported, "TMA needs strides under 2^40 bytes (stride " +
+                                             std::to_string(i) + " = " +
+                                             std::to_string(strides[i]) + " elements)"};
+    }
   }
-  if (view.ld * elem >= kMaxStrideBytes) {
-    return {StatusCode::kNotSupported,
-            "TMA needs a leading dimension under 2^40 bytes (ld=" + std::to_string(view.ld) + ")"};
+  for (std::uint32_t i = 0; i < rank; ++i) {
+    if (dims[i] > kMaxGlobalDim) {
+      return {StatusCode::kNotSupported, "TMA dimensions are limited to 2^32 elements"};
+    }
   }
-  if (view.inner > kMaxGlobalDim || view.outer > kMaxGlobalDim) {
-    return {StatusCode::kNotSupported, "TMA dimensions are limited to 2^32 elements"};
-  }
-  EncodeTiledFn encode = encode_tiled_fn();
-  if (encode == nullptr) {
+  EncodeTiledFn encode_fn = encode_tiled_fn();
+  if (encode_fn == nullptr) {
     return {StatusCode::kCudaError, "cuTensorMapEncodeTiled is not available from the CUDA driver"};
   }
-  const cuuint64_t dims[2] = {view.inner, view.outer};
-  const cuuint64_t strides[1] = {view.ld * elem};  // bytes; dimension 0 is contiguous
-  const cuuint32_t box[2] = {view.box_inner, view.box_outer};
-  const cuuint32_t element_strides[2] = {1, 1};
+  constexpr std::uint32_t kMaxRank = 3;
+  cuuint64_t global_dims[kMaxRank];
+  cuuint64_t global_strides[kMaxRank - 1];  // bytes
+  cuuint32_t box_dims[kMaxRank];
+  cuuint32_t element_strides[kMaxRank];
+  for (std::uint32_t i = 0; i < rank; ++i) {
+    global_dims[i] = dims[i];
+    box_dims[i] = box[i];
+    element_strides[i] = 1;
+    if (i + 1 < rank) global_strides[i] = strides[i] * elem;
+  }
   const CUresult result =
-      encode(map, tma_dtype(view.dtype), 2, const_cast<void*>(view.base), dims, strides, box,
-             element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, view.swizzle,
-             CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+      encode_fn(map, tma_dtype(dtype), rank, const_cast<void*>(base), global_dims, global_strides,
+                box_dims, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,
+                CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (result != CUDA_SUCCESS) {
     return {StatusCode::kCudaError, "cuTensorMapEncodeTiled failed with CUresult " +
                                         std::to_string(static_cast<int>(result))};
   }
   return Status::success();
+}
+
+}  // namespace
+
+Status encode_tensor_map(const TensorMap2d& view, CUtensorMap* map) {
+  const std::uint64_t dims[2] = {view.inner, view.outer};
+  const std::uint64_t strides[1] = {view.ld};
+  const std::uint32_t box[2] = {view.box_inner, view.box_outer};
+  return encode(view.base, view.dtype, 2, dims, strides, box, view.swizzle, map);
+}
+
+Status encode_tensor_map_3d(const TensorMap3d& view, CUtensorMap* map) {
+  const std::uint64_t dims[3] = {view.inner, view.outer, view.batch};
+  // A one-entry batch dimension is never stepped along; any valid stride does.
+  const std::uint64_t strides[2] = {view.ld, view.batch > 1 ? view.batch_stride : view.ld};
+  const std::uint32_t box[3] = {view.box_inner, view.box_outer, 1};
+  return encode(view.base, view.dtype, 3, dims, strides, box, view.swizzle, map);
 }
 
 }  // namespace tcgemm

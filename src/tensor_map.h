@@ -26,10 +26,33 @@ struct TensorMap2d {
   CUtensorMapSwizzle swizzle = CU_TENSOR_MAP_SWIZZLE_128B;
 };
 
+// A 3-D view: `batch` matrices like TensorMap2d's, `batch_stride` elements
+// apart (the production kernels' strided batches; batch == 1 for one
+// matrix, when batch_stride is not used). The box is one matrix deep.
+struct TensorMap3d {
+  const void* base = nullptr;
+  DType dtype = DType::kBF16;
+  std::uint64_t inner = 0;
+  std::uint64_t outer = 0;
+  std::uint64_t batch = 1;
+  std::uint64_t ld = 0;
+  std::uint64_t batch_stride = 0;
+  std::uint32_t box_inner = 0;
+  std::uint32_t box_outer = 0;
+  CUtensorMapSwizzle swizzle = CU_TENSOR_MAP_SWIZZLE_128B;
+};
+
+// Whether TMA can address a matrix with this base, leading dimension and
+// (batch > 1) batch stride, all in elements of `elem_bytes`: 16-byte aligned
+// base, strides multiples of 16 bytes and under 2^40 bytes.
+bool tma_addressable(const void* base, std::uint64_t elem_bytes, std::uint64_t ld,
+                     std::uint64_t batch, std::uint64_t batch_stride);
+
 // Encodes `view` into *map. Out-of-bounds box elements load as zeros.
 // Errors: kNotSupported when the view breaks a TMA rule (base not 16-byte
 // aligned, ld * element size not a multiple of 16, a dimension over 2^32),
 // kCudaError when the driver entry point is missing or encoding fails.
 Status encode_tensor_map(const TensorMap2d& view, CUtensorMap* map);
+Status encode_tensor_map_3d(const TensorMap3d& view, CUtensorMap* map);
 
 }  // namespace tcgemm

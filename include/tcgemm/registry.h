@@ -71,6 +71,14 @@ struct KernelInfo {
   // that uses the workspace leaves the bytes it needs zero (its flags) zero
   // again when it finishes.
   std::size_t (*workspace_bytes)(const GemmArgs& args) = nullptr;
+  // True when the workspace is a help, not a need: the kernel runs without
+  // one (the production family then allocates its repack scratch
+  // stream-ordered for the call), so the dispatcher never skips it for want
+  // of a workspace; workspace_size still reports the bytes it would use.
+  bool workspace_optional = false;
+  // The launch configuration the kernel would run `args` with, one line
+  // (tcgemm::describe); nullptr when the description says it all.
+  std::string (*describe_config)(const GemmArgs& args) = nullptr;
 };
 
 // All kernels, in ladder order (the order tables and listings use).
@@ -79,7 +87,8 @@ std::span<const KernelInfo> registry();
 // The kernel with this exact name, or nullptr.
 const KernelInfo* find_kernel(std::string_view name);
 
-// Empty when `kernel` needs no workspace for `args` or args gives it enough
+// Empty when `kernel` needs no workspace for `args` (or only uses one when
+// given: workspace_optional) or args gives it enough
 // (a non-null args.workspace of at least that many args.workspace_bytes);
 // otherwise the reason, e.g. "needs 17305600 bytes of workspace
 // (tcgemm::workspace_size); args.workspace_bytes is 0". Assumes

@@ -132,6 +132,21 @@ Status validate(const GemmArgs& args);
 // matrices (ld >= max(1, rows or cols)), as cuBLAS does.
 Status gemm(const GemmArgs& args, const GemmOptions& options = {});
 
+// What gemm(args, options) would run, without running it: the registry kernel
+// and, for the production family, its full configuration (tile shape, stages,
+// consumers, cluster and multicast, operand major-ness after the C^T = B^T A^T
+// swap, epilogue, how each operand is fed). `status` is what gemm would return
+// before launching (kInvalidValue, kArchMismatch, kNotSupported); on success,
+// `kernel` is the registry name ("" for the BLAS quick returns, which run no
+// GEMM kernel: then `config` says which) and `config` one line of text.
+// Reads the current device; does not synchronize it or enqueue anything.
+struct Description {
+  Status status;
+  std::string kernel;
+  std::string config;
+};
+Description describe(const GemmArgs& args, const GemmOptions& options = {});
+
 // Bytes of workspace (GemmArgs::workspace) that the kernel gemm(args, options)
 // would run needs. The kernel is picked exactly as gemm picks it, except that
 // the workspace args gives (args.workspace, args.workspace_bytes) is taken to

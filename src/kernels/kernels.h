@@ -4,6 +4,9 @@
 
 #include <tcgemm/tcgemm.h>
 
+#include <cstddef>
+#include <string>
+
 namespace tcgemm::kernels {
 
 // C = beta * C for every batch entry (K == 0 or alpha == 0 in the API; beta == 0
@@ -54,5 +57,25 @@ Status launch_wmma_08_wide(const GemmArgs& args);  // regrets 1 + 3, k08_regrets
 Status launch_wmma_09(const GemmArgs& args);       // UNSAFE data race, k09_hazard.cu
 Status launch_wmma_10(const GemmArgs& args);       // 3-stage pipeline, k10_multistage.cu
 Status launch_wmma_11(const GemmArgs& args);       // 64x64 warp tiles, k11_large_warp_tile.cu
+
+// The production family (src/kernels/prod/): every storage order, shape,
+// alignment and batch. `config` indexes the config table (prod/config.h);
+// a negative one lets the family's heuristic choose (prod/problem.h).
+Status launch_prod(const GemmArgs& args, int config);
+// Bytes of scratch it repacks unaligned operands into (0 when none): taken
+// from args.workspace when that is large enough, else allocated
+// stream-ordered for the call.
+std::size_t workspace_prod(const GemmArgs& args);
+// The full launch configuration, one line (tcgemm::describe).
+std::string describe_prod(const GemmArgs& args, int config);
+
+template <int kConfig>
+Status launch_prod_config(const GemmArgs& args) {
+  return launch_prod(args, kConfig);
+}
+template <int kConfig>
+std::string describe_prod_config(const GemmArgs& args) {
+  return describe_prod(args, kConfig);
+}
 
 }  // namespace tcgemm::kernels

@@ -43,6 +43,41 @@ __device__ __forceinline__ void tma_load_2d_multicast(void* dst, const CUtensorM
       : "memory");
 }
 
+// The 3-D forms the production kernels use: (inner, outer, batch), the
+// third dimension being the batch entry of a strided batched GEMM.
+__device__ __forceinline__ void tma_load_3d(void* dst, const CUtensorMap* map, std::uint64_t* bar,
+                                            std::int32_t inner, std::int32_t outer,
+                                            std::int32_t batch) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%3, %4, %5}], [%2];\n" ::"r"(smem_addr(dst)),
+      "l"(reinterpret_cast<std::uint64_t>(map)), "r"(smem_addr(bar)), "r"(inner), "r"(outer),
+      "r"(batch)
+      : "memory");
+}
+
+__device__ __forceinline__ void tma_load_3d_multicast(void* dst, const CUtensorMap* map,
+                                                      std::uint64_t* bar, std::int32_t inner,
+                                                      std::int32_t outer, std::int32_t batch,
+                                                      std::uint16_t cta_mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+      ".multicast::cluster [%0], [%1, {%3, %4, %5}], [%2], %6;\n" ::"r"(smem_addr(dst)),
+      "l"(reinterpret_cast<std::uint64_t>(map)), "r"(smem_addr(bar)), "r"(inner), "r"(outer),
+      "r"(batch), "h"(cta_mask)
+      : "memory");
+}
+
+__device__ __forceinline__ void tma_store_3d(const CUtensorMap* map, const void* src,
+                                             std::int32_t inner, std::int32_t outer,
+                                             std::int32_t batch) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%2, %3, %4}], [%1];\n" ::"l"(
+          reinterpret_cast<std::uint64_t>(map)),
+      "r"(smem_addr(src)), "r"(inner), "r"(outer), "r"(batch)
+      : "memory");
+}
+
 // Stores one 2-D box from shared memory at `src` to the tensor at (inner,
 // outer), clipping out-of-bounds elements, as part of the issuing thread's
 // current bulk async-group (PTX ISA 9.7.9.25, .global.shared::cta.bulk_group).

@@ -20,6 +20,7 @@
 #include <cuda_fp16.h>
 
 #include <cstdint>
+#include <type_traits>
 
 namespace tcgemm::ptx {
 
@@ -40,6 +41,26 @@ __device__ __forceinline__ std::uint64_t make_smem_desc_k_major_sw128(const void
   constexpr std::uint64_t kSwizzle128B = 1;
   const std::uint64_t addr = smem_addr(tile);
   return ((addr & 0x3FFFF) >> 4) | ((kLeadingByteOffset >> 4) << 16) |
+         ((kStrideByteOffset >> 4) << 32) | (kSwizzle128B << 62);
+}
+
+// The same descriptor for an MN-major tile (M contiguous for A, N for B: the
+// transposed operands, wgmma's imm-trans bit set) written by TMA as boxes of
+// 64 MN-elements (128 bytes, one swizzle row) x K rows, 128-byte swizzle. In
+// the canonical MN-major layout ((8 x 16 B, m), (8, k)) of PTX ISA 9.7.15.5.1.2
+// (CUTLASS's make_gmma_desc<Major::MN> names the same fields):
+//   leading-dimension byte offset: from one 64-element MN chunk to the next,
+//     i.e. the size of one TMA box, `chunk_bytes`;
+//   stride-dimension byte offset: from one group of 8 K rows to the next,
+//     8 rows x 128 bytes = 1024.
+// A k16 step covers two 8-row groups; stepping 16 along K is 16 rows x 128
+// bytes = 2048 bytes, so the start stays on the 1024-byte swizzle boundary.
+__device__ __forceinline__ std::uint64_t make_smem_desc_mn_major_sw128(const void* tile,
+                                                                       std::uint32_t chunk_bytes) {
+  constexpr std::uint64_t kStrideByteOffset = 8 * 128;
+  constexpr std::uint64_t kSwizzle128B = 1;
+  const std::uint64_t addr = smem_addr(tile);
+  return ((addr & 0x3FFFF) >> 4) | ((static_cast<std::uint64_t>(chunk_bytes) >> 4) << 16) |
          ((kStrideByteOffset >> 4) << 32) | (kSwizzle128B << 62);
 }
 
@@ -139,33 +160,52 @@ __device__ __forceinline__ void wgmma_m64k16(float (&d)[N / 2], std::uint64_t de
 // One wgmma with `count` accumulators. The descriptors and the scale-d flag
 // are the operands right after the accumulators; their numbers are passed in
 // as text (desc_a_op, desc_b_op, scale_op), e.g. "%32", "%33", "%34".
-#define TCGEMM_WGMMA_F32(n, ptx_type, count, desc_a_op, desc_b_op, scale_op, d, desc_a, desc_b, \
-                         scale_d)                                                            \
+// The two operands after scale_op are the imm-trans-a and imm-trans-b
+// immediates ("n" constraints: 0 = K-major, 1 = MN-major).
+#define TCGEMM_WGMMA_F32(n, ptx_type, count, desc_a_op, desc_b_op, scale_op, trans_a_op,       \
+                         trans_b_op, d, desc_a, desc_b, scale_d, trans_a, trans_b)            \
   asm volatile(                                                                              \
       "{\n"                                                                                  \
       ".reg .pred p;\n"                                                                      \
       "setp.ne.b32 p, " scale_op ", 0;\n"                                                    \
       "wgmma.mma_async.sync.aligned.m64n" #n "k16.f32." ptx_type "." ptx_type "\n"           \
       TCGEMM_WGMMA_D##count##_REGS ",\n"                                                     \
-      desc_a_op ", " desc_b_op ", p, 1, 1, 0, 0;\n"                                          \
+      desc_a_op ", " desc_b_op ", p, 1, 1, " trans_a_op ", " trans_b_op ";\n"                \
       "}\n"                                                                                  \
       : TCGEMM_WGMMA_D##count##_OPERANDS(d)                                                  \
-      : "l"(desc_a), "l"(desc_b), "r"(scale_d))
+      : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(trans_a), "n"(trans_b))
 
-// Specializations for the (N, input type) pairs tcgemm uses.
-#define TCGEMM_DEFINE_WGMMA(n, count, desc_a_op, desc_b_op, scale_op, ctype, ptx_type)         \
+// Specializations for the (N, input type) pairs tcgemm uses, K-major A and B.
+#define TCGEMM_DEFINE_WGMMA(n, count, desc_a_op, desc_b_op, scale_op, trans_a_op, trans_b_op,  \
+                            ctype, ptx_type)                                                 \
   template <>                                                                                \
   __device__ __forceinline__ void wgmma_m64k16<n, ctype>(                                    \
       float(&d)[n / 2], std::uint64_t desc_a, std::uint64_t desc_b, std::uint32_t scale_d) {   \
-    TCGEMM_WGMMA_F32(n, ptx_type, count, desc_a_op, desc_b_op, scale_op, d, desc_a, desc_b,  \
-                     scale_d);                                                               \
+    TCGEMM_WGMMA_F32(n, ptx_type, count, desc_a_op, desc_b_op, scale_op, trans_a_op,          \
+                     trans_b_op, d, desc_a, desc_b, scale_d, 0, 0);                           \
+  }                                                                                          \
+  template <int kTransA, int kTransB>                                                        \
+  __device__ __forceinline__ void wgmma_m64k16_t(                                            \
+      float(&d)[n / 2], std::uint64_t desc_a, std::uint64_t desc_b, std::uint32_t scale_d,     \
+      std::integral_constant<int, n>, ctype) {                                               \
+    TCGEMM_WGMMA_F32(n, ptx_type, count, desc_a_op, desc_b_op, scale_op, trans_a_op,          \
+                     trans_b_op, d, desc_a, desc_b, scale_d, kTransA, kTransB);               \
   }
 
-TCGEMM_DEFINE_WGMMA(64, 32, "%32", "%33", "%34", __nv_bfloat16, "bf16")
-TCGEMM_DEFINE_WGMMA(64, 32, "%32", "%33", "%34", __half, "f16")
-TCGEMM_DEFINE_WGMMA(128, 64, "%64", "%65", "%66", __nv_bfloat16, "bf16")
-TCGEMM_DEFINE_WGMMA(128, 64, "%64", "%65", "%66", __half, "f16")
-TCGEMM_DEFINE_WGMMA(256, 128, "%128", "%129", "%130", __nv_bfloat16, "bf16")
-TCGEMM_DEFINE_WGMMA(256, 128, "%128", "%129", "%130", __half, "f16")
+TCGEMM_DEFINE_WGMMA(64, 32, "%32", "%33", "%34", "%35", "%36", __nv_bfloat16, "bf16")
+TCGEMM_DEFINE_WGMMA(64, 32, "%32", "%33", "%34", "%35", "%36", __half, "f16")
+TCGEMM_DEFINE_WGMMA(128, 64, "%64", "%65", "%66", "%67", "%68", __nv_bfloat16, "bf16")
+TCGEMM_DEFINE_WGMMA(128, 64, "%64", "%65", "%66", "%67", "%68", __half, "f16")
+TCGEMM_DEFINE_WGMMA(256, 128, "%128", "%129", "%130", "%131", "%132", __nv_bfloat16, "bf16")
+TCGEMM_DEFINE_WGMMA(256, 128, "%128", "%129", "%130", "%131", "%132", __half, "f16")
+
+// wgmma_m64k16 with each operand K-major (false) or MN-major (true): the
+// production kernels' form, for every storage order of A and B.
+template <int N, typename T, bool kMnMajorA, bool kMnMajorB>
+__device__ __forceinline__ void wgmma_m64k16_major(float (&d)[N / 2], std::uint64_t desc_a,
+                                                   std::uint64_t desc_b, std::uint32_t scale_d) {
+  wgmma_m64k16_t<kMnMajorA ? 1 : 0, kMnMajorB ? 1 : 0>(d, desc_a, desc_b, scale_d,
+                                                       std::integral_constant<int, N>{}, T{});
+}
 
 }  // namespace tcgemm::ptx

@@ -394,11 +394,10 @@ TEST_P(LadderStep, RefusesDevicesOtherThanSm90) {
   }
 }
 
-TEST_P(LadderStep, IsChosenByTheDispatcherOnlyFromStep6WithItsStepAsRank) {
-  // Steps 1-5 are teaching steps, run only by name; later steps outrank
-  // earlier ones.
-  const int step = std::stoi(std::string(GetParam().substr(7)));
-  EXPECT_EQ(kernel_->dispatch_rank, step >= 6 ? step : 0);
+TEST_P(LadderStep, IsNeverChosenByTheDispatcher) {
+  // The ladder is a teaching path, run by name; the production family serves
+  // every problem.
+  EXPECT_EQ(kernel_->dispatch_rank, 0);
 }
 
 std::string step_test_name(const ::testing::TestParamInfo<std::string_view>& step) {
@@ -597,12 +596,7 @@ TEST_P(WmmaLadderStep, OnlyTheFastestSafeStepsAreDispatched) {
   // NN has no other kernel: step 11 serves its tile multiples, step 10 other
   // fp16 inputs, step 7 what step 10 refuses (bf16), step 8 what step 7
   // refuses (any ldc); the hazard step (a data race) never runs unless named.
-  const int rank = GetParam().name == "wmma-11"   ? 4
-                   : GetParam().name == "wmma-10" ? 3
-                   : GetParam().name == "wmma-07" ? 2
-                   : GetParam().name == "wmma-08" ? 1
-                                                  : 0;
-  EXPECT_EQ(kernel_->dispatch_rank, rank);
+  EXPECT_EQ(kernel_->dispatch_rank, 0);
   EXPECT_EQ(kernel_->description.starts_with("UNSAFE"), GetParam().name == "wmma-09");
 }
 
@@ -634,16 +628,12 @@ std::string_view dispatched(const GemmArgs& args) {
   return best == nullptr ? std::string_view{} : best->name;
 }
 
-TEST(WmmaDispatch, Step11TakesItsTileMultiplesAndEarlierStepsTheRest) {
-  EXPECT_EQ(dispatched(nn_problem(8192, 8192, 16384, DType::kFP16, DType::kFP16)), "wmma-11");
-  EXPECT_EQ(dispatched(nn_problem(384, 512, 96, DType::kBF16, DType::kFP32)), "wmma-11");
-  // N not a multiple of 256: step 10 (fp16), step 7 (bf16).
-  EXPECT_EQ(dispatched(nn_problem(512, 384, 1024, DType::kFP16, DType::kFP16)), "wmma-10");
-  EXPECT_EQ(dispatched(nn_problem(512, 384, 1024, DType::kBF16, DType::kBF16)), "wmma-07");
-  // ldc not a multiple of 8: step 8's element-wise stores.
+TEST(WmmaDispatch, NnProblemsGoToTheProductionFamily) {
+  EXPECT_EQ(dispatched(nn_problem(8192, 8192, 16384, DType::kFP16, DType::kFP16)), "prod");
+  EXPECT_EQ(dispatched(nn_problem(384, 512, 96, DType::kBF16, DType::kFP32)), "prod");
   GemmArgs args = nn_problem(512, 512, 1024, DType::kFP16, DType::kFP16);
   args.c.ld += 3;
-  EXPECT_EQ(dispatched(args), "wmma-08");
+  EXPECT_EQ(dispatched(args), "prod");
 }
 
 std::string wmma_step_name(const ::testing::TestParamInfo<WmmaStep>& step) {

@@ -1,0 +1,156 @@
+// The production kernel family's configuration, as data.
+//
+// One kernel template (kernel.cuh) serves every problem; a TileConfig fixes
+// its shape (tile, ring depth, warpgroups, cluster, epilogue staging) and the
+// table below lists the instantiated shapes. Each shape is instantiated for
+// every operand major-ness and dtype pair (instances.cuh), so a problem maps
+// to a kernel by data alone:
+//
+//   GemmArgs --canonicalize--> C column-major (C^T = B^T A^T when C is row-major)
+//            --operands-->     A K- or M-major, B K- or N-major, each fed by
+//                              TMA directly, by TMA with a shifted base, or
+//                              from an aligned repack (launch.cu)
+//            --select-->       a TileConfig of the table (problem.cpp)
+//
+// Plain C++ (no CUDA): the planner, the dispatcher's host tests and the bench
+// read it too.
+#pragma once
+
+#include <tcgemm/tcgemm.h>
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace tcgemm::prod {
+
+// How an operand is laid out along K in shared memory, as wgmma sees it.
+// K-major: K contiguous (A row-major, B column-major); MN-major: M (for A) or
+// N (for B) contiguous, wgmma's transposed operand.
+enum class Major : std::uint8_t { kK = 0, kMN = 1 };
+
+// The tile scheduler. Data-parallel: persistent clusters walk whole tiles of
+// every batch entry, a Hilbert curve inside each entry. (Stream-K comes with
+// issue 11's mid-size work.)
+enum class Scheduler : std::uint8_t { kDataParallel = 0 };
+
+// One kernel shape. A structural literal type: it is the kernel template's
+// non-type parameter.
+struct TileConfig {
+  int bm = 128;         // rows of C per CTA: 64 per consumer warpgroup
+  int bn = 256;         // columns of C per CTA: wgmma's N
+  int bk = 64;          // K per ring slot: 64 two-byte elements = one 128-byte swizzle row
+  int stages = 4;       // slots in the A/B ring
+  int consumers = 2;    // consumer warpgroups (each 64 x BN); the producer is one more
+  int cluster_m = 2;    // CTAs per cluster, stacked along M; B is multicast across them
+  int c_cols = 128;     // columns of C per TMA store (the shared C buffer's width)
+  bool deferred_store = true;  // part of tile t's C leaves under tile t + 1's mainloop
+  Scheduler scheduler = Scheduler::kDataParallel;
+
+  constexpr bool operator==(const TileConfig&) const = default;
+};
+
+// A row of the table: the registry name, the shape, and when the dispatcher
+// prefers it (problem.cpp).
+struct ConfigEntry {
+  std::string_view name;
+  TileConfig tile;
+  std::string_view description;
+  // The tensor cores' rate this shape sustains on whole tiles, in percent of
+  // the 128 x 256 shape's: the dispatcher's estimate weighs padded tile work
+  // by it (problem.cpp). An estimate until tcgemm-tune measures it (issue 11).
+  int throughput_pct = 100;
+};
+
+// The instantiated shapes. Adding a row here adds a kernel instance set, a
+// registry entry ("prod-" + name) and a candidate for the dispatcher.
+inline constexpr std::array kConfigs = {
+    // Steps 14's design: 128 x 256 tiles, two consumers, clusters of 2 with B
+    // multicast, C by TMA in two halves, the second half deferred.
+    ConfigEntry{"prod-128x256",
+                TileConfig{.bm = 128,
+                           .bn = 256,
+                           .bk = 64,
+                           .stages = 4,
+                           .consumers = 2,
+                           .cluster_m = 2,
+                           .c_cols = 128,
+                           .deferred_store = true},
+                "production: 128x256x64 tile, 4 stages, 2 consumers, cluster 2x1 with B multicast, "
+                "deferred TMA-store epilogue",
+                100},
+    // Small problems (tiny batched GEMMs, thin edges): 64 x 64 tiles, one
+    // consumer, no cluster, a deep ring so one SM keeps many tiny tiles in
+    // flight.
+    ConfigEntry{"prod-64x64",
+                TileConfig{.bm = 64,
+                           .bn = 64,
+                           .bk = 64,
+                           .stages = 8,
+                           .consumers = 1,
+                           .cluster_m = 1,
+                           .c_cols = 64,
+                           .deferred_store = false},
+                "production: 64x64x64 tile, 8 stages, 1 consumer, no cluster, TMA-store epilogue",
+                // One warpgroup issuing m64n64 wgmmas keeps the tensor cores
+                // under half busy.
+                40},
+};
+
+inline constexpr int kConfigCount = static_cast<int>(kConfigs.size());
+
+// Derived sizes, shared by the kernel, the planner and the tests.
+inline constexpr int kWarpgroupThreads = 128;
+inline constexpr int kWgmmaM = 64;
+inline constexpr int kWgmmaK = 16;
+inline constexpr int kChunk = 64;  // elements in one 128-byte swizzle row (16-bit)
+inline constexpr int kCRows = 64;  // rows of one consumer's C buffer
+
+constexpr int threads(const TileConfig& t) { return (1 + t.consumers) * kWarpgroupThreads; }
+
+// Dynamic shared memory the kernel asks for (SharedStorage in kernel.cuh, plus
+// 1 KiB to align it to the swizzle period), for 16-bit inputs and outputs of
+// `out_bytes` (C buffers are allocated only for 16-bit outputs).
+constexpr std::size_t smem_bytes(const TileConfig& t, int out_bytes) {
+  const std::size_t ab = static_cast<std::size_t>(t.stages) * (t.bm + t.bn) * t.bk * 2;
+  const std::size_t c =
+      out_bytes == 2 ? static_cast<std::size_t>(t.consumers) * kCRows * t.c_cols * 2 : 1024;
+  const std::size_t barriers_and_work = static_cast<std::size_t>(t.stages) * (8 + 8 + 16);
+  const std::size_t storage = (ab + c + barriers_and_work + 1023) / 1024 * 1024;
+  return storage + 1024;
+}
+
+// What a TileConfig must satisfy for the kernel template to be correct;
+// "" when it does. Checked at compile time for every table row, and by the
+// host tests.
+std::string check(const TileConfig& t);
+
+// The full configuration of one launch, for describe() and the bench.
+enum class OperandPath : std::uint8_t {
+  kTma,         // TMA straight from the caller's matrix
+  kTmaShifted,  // TMA from the 16-byte-aligned address below the base, coordinates shifted
+  kRepack,      // copied into aligned scratch first (ld or batch stride not a multiple of 8)
+};
+
+enum class EpiloguePath : std::uint8_t {
+  kTmaStore,  // C staged in shared memory and stored by TMA (edge tiles of M % 8 != 0 direct)
+  kDirect,    // registers to global memory (fp32 C, or C that TMA cannot address)
+};
+
+struct LaunchConfig {
+  int config = 0;  // index into kConfigs
+  bool swapped = false;  // C^T = B^T A^T (C was row-major)
+  Major a_major = Major::kK;
+  Major b_major = Major::kK;
+  OperandPath a_path = OperandPath::kTma;
+  OperandPath b_path = OperandPath::kTma;
+  EpiloguePath epilogue = EpiloguePath::kTmaStore;
+  DType in = DType::kBF16;
+  DType out = DType::kBF16;
+};
+
+// "BM=128 BN=256 BK=64 stages=4 consumers=2 cluster=2x1 multicast=B ..."
+std::string to_string(const LaunchConfig& launch);
+
+}  // namespace tcgemm::prod

@@ -1,0 +1,471 @@
+// The production GEMM kernel: one template for every storage order, shape,
+// alignment and batch, its shape taken from a row of the config table
+// (config.h). Grown from Hopper ladder step 14 (k14_deferred_store.cu):
+//
+//   producer  one thread of warpgroup 0 walks the tiles (persistent
+//             clusters; batch entries one after another, a Hilbert curve
+//             inside each) and feeds a ring of `stages` slots with TMA:
+//             A as one K-major box or BM / 64 M-major boxes, B as one K-major
+//             box or BN / 64 N-major boxes per CTA, multicast across the
+//             cluster; each tile's coordinates ride with its first k-tile
+//             (st.async, completed on the slot's full barrier).
+//   consumers warpgroups 1..consumers each own 64 rows of the tile:
+//             wgmma m64nBNk16 with each operand K- or MN-major (the
+//             instruction's transpose bits; descriptors in ptx/wgmma.cuh).
+//   epilogue  C column-major (the host turns a row-major C into C^T =
+//             B^T A^T): 16-bit C that TMA can address is staged with
+//             stmatrix and stored by TMA, part of it deferred under the next
+//             tile's mainloop; slices that end inside M with M % 8 != 0 (a
+//             TMA store would write up to 7 rows past M: docs/hopper-notes.md),
+//             fp32 C and C that TMA cannot address go from registers to
+//             global memory, masked.
+//
+// Shape, K, alignment and batch are all runtime data: out-of-bounds boxes
+// load as zeros, so any M, N, K >= 1 runs on the same path.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include "kernels/hopper/common.cuh"
+#include "kernels/hopper/tma_store_kernel.cuh"
+#include "kernels/prod/config.h"
+#include "kernels/prod/params.h"
+#include "ptx/cluster.cuh"
+#include "ptx/common.cuh"
+#include "ptx/mbarrier.cuh"
+#include "ptx/tma.cuh"
+#include "ptx/wgmma.cuh"
+#include "sched/hilbert.h"
+#include "sched/tile_order.h"
+
+namespace tcgemm::kernels::prod {
+
+using tcgemm::prod::kChunk;
+using tcgemm::prod::kConfigs;
+using tcgemm::prod::kCRows;
+using tcgemm::prod::TileConfig;
+
+// Table row kConfig as the compile-time names the kernel (and the ladder's C
+// staging helpers it shares, hopper::tma_store) read.
+template <int kConfig>
+struct Shape {
+  static constexpr TileConfig kTile = kConfigs[kConfig].tile;
+  static constexpr int BM = kTile.bm;
+  static constexpr int BN = kTile.bn;
+  static constexpr int BK = kTile.bk;
+  static constexpr int kStages = kTile.stages;
+  static constexpr int kConsumers = kTile.consumers;
+  static constexpr int kClusterM = kTile.cluster_m;
+  static constexpr int kCCols = kTile.c_cols;
+  static constexpr int kCParts = BN / kCCols;
+  static constexpr bool kDeferredStore = kTile.deferred_store;
+  static constexpr int kFirstDeferredPart = 1;
+  static constexpr int kDeferredSpacing = 2;
+  static constexpr int kWarpgroupThreads = tcgemm::prod::kWarpgroupThreads;
+  static constexpr int kThreads = tcgemm::prod::threads(kTile);
+  static constexpr int kWgmmaK = tcgemm::prod::kWgmmaK;
+  static constexpr std::uint32_t kStageBytes = (BM + BN) * BK * 2;
+  // MN-major operands arrive as 64-element (128-byte) chunks of BK rows.
+  static constexpr std::uint32_t kChunkBytes = kChunk * BK * 2;
+  // Rows of a K-major B (or N-major chunks of B) each CTA of a cluster loads
+  // and multicasts.
+  static constexpr int kBRowsPerCta = BN / kClusterM;
+  static constexpr int kBChunksPerCta = kBRowsPerCta / kChunk;
+  // Two consumers trade registers with the producer as in the ladder (128 x
+  // 40 + 256 x 232 = 384 x 168, the launch allocation); one consumer keeps
+  // the compiler's allocation (setmaxnreg.inc past it would hang).
+  static constexpr bool kSetmaxnreg = kConsumers == 2;
+  static constexpr int kProducerRegs = 40;
+  static constexpr int kConsumerRegs = 232;
+  static_assert(!kSetmaxnreg || hopper::setmaxnreg_fits(kConsumers, kProducerRegs, kConsumerRegs));
+  static_assert(BM == 64 * kConsumers && BK == kChunk && BN % kChunk == 0 && BN <= 256);
+  static_assert(kBRowsPerCta % kChunk == 0 && kBRowsPerCta <= 256, "a TMA box is <= 256 lines");
+  static_assert(BN % kCCols == 0 && kCCols % 16 == 0);
+  static_assert(!kDeferredStore || (kCParts > kFirstDeferredPart && kConsumers == 2));
+};
+
+// A work item as the producer hands it over with the tile's first k-tile
+// (one st.async of 16 bytes); row < 0 ends the consumers' loop.
+struct alignas(16) WorkItem {
+  std::int32_t row;
+  std::int32_t col;
+  std::int32_t batch;
+  std::int32_t unused;
+};
+
+template <typename TIn, typename TOut, int kConfig>
+struct alignas(1024) SharedStorage {
+  using S = Shape<kConfig>;
+  static constexpr bool kCBuffer = sizeof(TOut) == 2;
+  TIn a[S::kStages][S::BM * S::BK];
+  TIn b[S::kStages][S::BN * S::BK];
+  // One C buffer per consumer, 64 rows x kCCols columns (16-bit C only).
+  std::conditional_t<kCBuffer, TOut[S::kConsumers][kCRows * S::kCCols], std::uint8_t[1024]> c;
+  std::uint64_t full[S::kStages];
+  std::uint64_t empty[S::kStages];
+  WorkItem work[S::kStages];
+};
+
+// --- epilogue: TMA stores of 3-D (row, column, batch) boxes ----------------
+
+template <typename S, typename TOut>
+__device__ __forceinline__ void store_c_buffer(const TOut* c_tile, const CUtensorMap* map_c,
+                                               std::int32_t row0, std::int32_t col0,
+                                               std::int32_t batch, int barrier, bool leader) {
+  ptx::fence_proxy_async_shared();
+  ptx::named_barrier_sync(barrier, S::kWarpgroupThreads);
+  if (leader) {
+    ptx::tma_store_3d(map_c, c_tile, row0, col0, batch);
+    ptx::tma_store_commit();
+  }
+}
+
+// Stages and stores parts [kPart, kEnd) of a consumer's 64 x BN slice.
+template <typename TOut, typename S, int kPart, int kEnd>
+__device__ __forceinline__ void store_slice(const float (&acc)[S::BN / 2], TOut* c_tile,
+                                            const CUtensorMap* map_c,
+                                            const hopper::EpilogueParams& ep, std::int32_t row0,
+                                            std::int32_t col0, std::int32_t batch, int barrier,
+                                            bool leader) {
+  if constexpr (kPart < kEnd) {
+    const std::int32_t part_col0 = col0 + kPart * S::kCCols;
+    hopper::tma_store::acquire_c_buffer<S>(barrier, leader);
+    hopper::tma_store::stage_c_part_stmatrix<TOut, S, kPart>(acc, c_tile, ep, row0, part_col0);
+    store_c_buffer<S>(c_tile, map_c, row0, part_col0, batch, barrier, leader);
+    store_slice<TOut, S, kPart + 1, kEnd>(acc, c_tile, map_c, ep, row0, col0, batch, barrier,
+                                          leader);
+  }
+}
+
+// Stores part `part` (runtime) of a slice packed by hopper::tma_store::
+// pack_slice; `packed` is indexed with constants only, so it stays in
+// registers.
+template <typename TOut, typename S, int kPart>
+__device__ __forceinline__ void store_packed_part(int part,
+                                                  const std::uint32_t (&packed)[S::BN / 4],
+                                                  TOut* c_tile, const CUtensorMap* map_c,
+                                                  std::int32_t row0, std::int32_t col0,
+                                                  std::int32_t batch, int barrier, bool leader) {
+  if (part == kPart) {
+    const int lane = threadIdx.x % 32;
+    const int warp_row = ((threadIdx.x % S::kWarpgroupThreads) / 32) * 16;
+    constexpr int kChunks = S::kCCols / 8;
+    constexpr int kBase = 2 * kPart * kChunks;
+    const int block = lane / 8;
+    const int block_col = lane % 8;
+    hopper::tma_store::acquire_c_buffer<S>(barrier, leader);
+#pragma unroll
+    for (int jj = 0; jj < kChunks; jj += 2) {
+      const int col = (jj + block / 2) * 8 + block_col;
+      const int row = warp_row + (block % 2) * 8;
+      ptx::stmatrix_x4_trans(c_tile + hopper::tma_store::swizzled_c_index(row, col),
+                             packed[kBase + 2 * jj], packed[kBase + 2 * jj + 1],
+                             packed[kBase + 2 * jj + 2], packed[kBase + 2 * jj + 3]);
+    }
+    store_c_buffer<S>(c_tile, map_c, row0, col0 + kPart * S::kCCols, batch, barrier, leader);
+  } else if constexpr (kPart + 1 < S::kCParts) {
+    store_packed_part<TOut, S, kPart + 1>(part, packed, c_tile, map_c, row0, col0, batch, barrier,
+                                          leader);
+  }
+}
+
+// --- the kernel ---------------------------------------------------------------
+
+template <int kConfig, Major kMajorA, Major kMajorB, typename TIn, typename TOut>
+__global__ void __launch_bounds__(Shape<kConfig>::kThreads, 1)
+    kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
+           const __grid_constant__ CUtensorMap map_c, const __grid_constant__ Params p) {
+  using S = Shape<kConfig>;
+  using Order = sched::HilbertOrder;
+  constexpr bool kMnA = kMajorA == Major::kMN;
+  constexpr bool kMnB = kMajorB == Major::kMN;
+  extern __shared__ std::uint8_t smem_raw[];
+  auto& smem = *reinterpret_cast<SharedStorage<TIn, TOut, kConfig>*>(
+      (reinterpret_cast<std::uintptr_t>(smem_raw) + 1023) & ~std::uintptr_t{1023});
+  const std::int64_t pairs_m = sched::ceil_div(p.tiles_m, S::kClusterM);
+  const std::int64_t units_per_batch = pairs_m * p.tiles_n;
+  const std::int64_t units = units_per_batch * p.batch_count;
+  const std::int64_t cluster_id = blockIdx.x / S::kClusterM;
+  const std::int64_t clusters = gridDim.x / S::kClusterM;
+  const std::uint32_t rank = S::kClusterM > 1 ? ptx::cluster_ctarank() : 0;
+
+  const int warpgroup = threadIdx.x / S::kWarpgroupThreads;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < S::kStages; ++s) {
+      ptx::mbarrier_init(&smem.full[s], 1);
+      ptx::mbarrier_init(&smem.empty[s], S::kConsumers * S::kClusterM);
+    }
+    ptx::fence_mbarrier_init();
+  }
+  // A peer's TMA multicast and consumers use our barriers: inits visible
+  // cluster-wide first.
+  if constexpr (S::kClusterM > 1) {
+    ptx::cluster_sync();
+  } else {
+    __syncthreads();
+  }
+
+  if (warpgroup == 0) {
+    if constexpr (S::kSetmaxnreg) ptx::setmaxnreg_dec<S::kProducerRegs>();
+    if (threadIdx.x == 0) {
+      ptx::tma_prefetch_descriptor(&map_a);
+      ptx::tma_prefetch_descriptor(&map_b);
+      hopper::RingPosition<S::kStages> ring;
+      constexpr std::uint16_t kAllCtas = (1u << S::kClusterM) - 1;
+      for (std::int64_t u = cluster_id; u < units; u += clusters) {
+        const std::int64_t batch = u / units_per_batch;
+        const sched::TileCoord unit = Order::tile(u - batch * units_per_batch, pairs_m, p.tiles_n);
+        const auto row = static_cast<std::int32_t>(
+            sched::cluster_member_tile(unit, rank, S::kClusterM).m * S::BM);
+        const auto col = static_cast<std::int32_t>(unit.n * S::BN);
+        const std::int32_t batch_a = static_cast<std::int32_t>(batch) & p.a_batch_mask;
+        const std::int32_t batch_b = static_cast<std::int32_t>(batch) & p.b_batch_mask;
+        for (int kt = 0; kt < p.k_tiles; ++kt, ring.advance()) {
+          // A fresh barrier's "previous" phase counts as complete: the first
+          // pass waits on parity 1 and returns at once.
+          ptx::mbarrier_wait_parity(&smem.empty[ring.slot], ring.phase ^ 1);
+          std::uint64_t* full = &smem.full[ring.slot];
+          if (kt == 0) {
+            ptx::mbarrier_arrive_expect_tx(full, S::kStageBytes + sizeof(WorkItem));
+            ptx::st_async_16(&smem.work[ring.slot], static_cast<std::uint32_t>(row),
+                             static_cast<std::uint32_t>(col), static_cast<std::uint32_t>(batch),
+                             0, full);
+          } else {
+            ptx::mbarrier_arrive_expect_tx(full, S::kStageBytes);
+          }
+          const std::int32_t k0 = kt * S::BK;
+          TIn* a = smem.a[ring.slot];
+          if constexpr (kMnA) {
+#pragma unroll
+            for (int c = 0; c < S::BM / kChunk; ++c) {
+              ptx::tma_load_3d(a + c * kChunk * S::BK, &map_a, full, row + c * kChunk + p.a_shift,
+                               k0, batch_a);
+            }
+          } else {
+            ptx::tma_load_3d(a, &map_a, full, k0 + p.a_shift, row, batch_a);
+          }
+          // This CTA's share of B, multicast to every CTA of the cluster.
+          const auto load_b = [&](TIn* dst, std::int32_t inner, std::int32_t outer) {
+            if constexpr (S::kClusterM > 1) {
+              ptx::tma_load_3d_multicast(dst, &map_b, full, inner, outer, batch_b, kAllCtas);
+            } else {
+              ptx::tma_load_3d(dst, &map_b, full, inner, outer, batch_b);
+            }
+          };
+          TIn* b = smem.b[ring.slot];
+          if constexpr (kMnB) {
+#pragma unroll
+            for (int c = 0; c < S::kBChunksPerCta; ++c) {
+              const int chunk = static_cast<int>(rank) * S::kBChunksPerCta + c;
+              load_b(b + chunk * kChunk * S::BK, col + chunk * kChunk + p.b_shift, k0);
+            }
+          } else {
+            load_b(b + rank * S::kBRowsPerCta * S::BK, k0 + p.b_shift,
+                   col + static_cast<std::int32_t>(rank) * S::kBRowsPerCta);
+          }
+        }
+      }
+      // The end: a slot that holds no tile.
+      ptx::mbarrier_wait_parity(&smem.empty[ring.slot], ring.phase ^ 1);
+      ptx::mbarrier_arrive_expect_tx(&smem.full[ring.slot], sizeof(WorkItem));
+      ptx::st_async_16(&smem.work[ring.slot], static_cast<std::uint32_t>(-1), 0, 0, 0,
+                       &smem.full[ring.slot]);
+    }
+  } else {
+    if constexpr (S::kSetmaxnreg) ptx::setmaxnreg_inc<S::kConsumerRegs>();
+    const int consumer = warpgroup - 1;
+    const bool leader = threadIdx.x % S::kWarpgroupThreads == 0;
+    const int c_barrier = 1 + consumer;  // this warpgroup's named barrier
+    hopper::RingPosition<S::kStages> ring;
+    float acc[S::BN / 2];
+    // kDeferredStore: the previous tile's packed slice, where it goes, and
+    // its next part to store (kCParts: none pending).
+    [[maybe_unused]] std::uint32_t pending[S::kDeferredStore ? S::BN / 4 : 1];
+    [[maybe_unused]] std::int32_t pending_row0 = 0;
+    [[maybe_unused]] std::int32_t pending_col0 = 0;
+    [[maybe_unused]] std::int32_t pending_batch = 0;
+    [[maybe_unused]] int pending_part = S::kCParts;
+    [[maybe_unused]] auto store_pending_part = [&] {
+      if constexpr (S::kDeferredStore && sizeof(TOut) == 2) {
+        store_packed_part<TOut, S, S::kFirstDeferredPart>(pending_part++, pending, smem.c[consumer],
+                                                          &map_c, pending_row0, pending_col0,
+                                                          pending_batch, c_barrier, leader);
+      }
+    };
+    // Releases a slot in every CTA of the cluster: each CTA's producer
+    // writes part of it.
+    const auto release = [&](int slot) {
+      if (leader) {
+        ptx::mbarrier_arrive(&smem.empty[slot]);
+#pragma unroll
+        for (int peer = 1; peer < S::kClusterM; ++peer) {
+          ptx::mbarrier_arrive_cluster(&smem.empty[slot], (rank + peer) % S::kClusterM);
+        }
+      }
+    };
+
+    for (;;) {
+      // The work item, read after the wait on its slot; the proxy fence
+      // orders the read before the producer's next st.async into the slot,
+      // the barrier after the first k-tile's wgmmas every warp's read before
+      // the slot's release.
+      ptx::mbarrier_wait_parity(&smem.full[ring.slot], ring.phase);
+      const WorkItem work = smem.work[ring.slot];
+      ptx::fence_proxy_async_shared();
+      if (work.row < 0) break;
+
+      int previous_slot = -1;
+      for (int kt = 0; kt < p.k_tiles; ++kt, ring.advance()) {
+        if (kt > 0) ptx::mbarrier_wait_parity(&smem.full[ring.slot], ring.phase);
+        ptx::wgmma_fence();
+        const TIn* a_tile = smem.a[ring.slot] + consumer * tcgemm::prod::kWgmmaM * S::BK;
+        const TIn* b_tile = smem.b[ring.slot];
+#pragma unroll
+        for (int kk = 0; kk < S::BK / S::kWgmmaK; ++kk) {
+          // K-major: 16 elements along a 128-byte row; MN-major: 16 rows.
+          const std::uint64_t desc_a =
+              kMnA ? ptx::make_smem_desc_mn_major_sw128(a_tile + kk * S::kWgmmaK * kChunk,
+                                                        S::kChunkBytes)
+                   : ptx::make_smem_desc_k_major_sw128(a_tile + kk * S::kWgmmaK);
+          const std::uint64_t desc_b =
+              kMnB ? ptx::make_smem_desc_mn_major_sw128(b_tile + kk * S::kWgmmaK * kChunk,
+                                                        S::kChunkBytes)
+                   : ptx::make_smem_desc_k_major_sw128(b_tile + kk * S::kWgmmaK);
+          // D = A * B on the tile's first k-step: no zeroing needed.
+          ptx::wgmma_m64k16_major<S::BN, TIn, kMnA, kMnB>(acc, desc_a, desc_b,
+                                                          (kt > 0 || kk > 0) ? 1u : 0u);
+        }
+        ptx::wgmma_commit_group();
+        if (kt == 0) ptx::named_barrier_sync(c_barrier, S::kWarpgroupThreads);
+        if constexpr (S::kDeferredStore) {
+          // A part of the previous tile's C every kDeferredSpacing k-tiles,
+          // under this k-tile's wgmmas.
+          if (pending_part < S::kCParts &&
+              kt == (pending_part - S::kFirstDeferredPart + 1) * S::kDeferredSpacing) {
+            store_pending_part();
+          }
+        }
+        // One group stays in flight; the one before it has finished reading
+        // its slot, which goes back to the producers.
+        ptx::wgmma_wait_group<1>();
+        if (previous_slot >= 0) release(previous_slot);
+        previous_slot = ring.slot;
+      }
+      ptx::wgmma_wait_group<0>();
+      release(previous_slot);
+      ptx::fence_registers(acc);
+
+      const std::int32_t row0 = work.row + consumer * tcgemm::prod::kWgmmaM;
+      const std::int32_t col0 = work.col;
+      hopper::EpilogueParams ep{static_cast<TOut*>(p.c) + work.batch * p.stride_c,
+                                p.ldc,
+                                p.m,
+                                p.n,
+                                p.alpha,
+                                p.beta};
+      if constexpr (S::kDeferredStore) {
+        while (pending_part < S::kCParts) store_pending_part();
+      }
+      bool stored = false;
+      if constexpr (sizeof(TOut) == 2) {
+        // A TMA store clips the contiguous (M) dimension at 16-byte
+        // granularity only: a slice ending inside M must end on 8 rows.
+        if (p.tma_c != 0 && (row0 + kCRows <= p.m || p.m % 8 == 0)) {
+          if constexpr (S::kDeferredStore) {
+            store_slice<TOut, S, 0, S::kFirstDeferredPart>(acc, smem.c[consumer], &map_c, ep, row0,
+                                                           col0, work.batch, c_barrier, leader);
+            hopper::tma_store::pack_slice<TOut, S, S::kFirstDeferredPart>(acc, pending, ep, row0,
+                                                                          col0);
+            pending_row0 = row0;
+            pending_col0 = col0;
+            pending_batch = work.batch;
+            pending_part = S::kFirstDeferredPart;
+          } else {
+            store_slice<TOut, S, 0, S::kCParts>(acc, smem.c[consumer], &map_c, ep, row0, col0,
+                                                work.batch, c_barrier, leader);
+          }
+          stored = true;
+        }
+      }
+      if (!stored) hopper::store_accumulators<TOut, S::BN, true>(acc, ep, row0, col0);
+    }
+    if constexpr (S::kDeferredStore) {
+      while (pending_part < S::kCParts) store_pending_part();
+    }
+    // Shared memory must outlive the last store's reads.
+    if constexpr (sizeof(TOut) == 2) {
+      if (leader) ptx::tma_store_wait_all<0>();
+    }
+  }
+  // A peer may still arrive on our empty barriers: stay until it is done.
+  __syncwarp();
+  if constexpr (S::kClusterM > 1) ptx::cluster_sync();
+}
+
+// --- host side of one instance -------------------------------------------------
+
+// Launches the instance on the fewest persistent clusters that need no more
+// rounds of tiles than the resident maximum (every cluster gets the same
+// number of tiles, or one less).
+template <int kConfig, Major kMajorA, Major kMajorB, typename TIn, typename TOut>
+Status launch_instance(const Launch& l) {
+  using S = Shape<kConfig>;
+  auto* k = &kernel<kConfig, kMajorA, kMajorB, TIn, TOut>;
+  constexpr std::size_t kSmem = tcgemm::prod::smem_bytes(S::kTile, sizeof(TOut));
+  static_assert(sizeof(SharedStorage<TIn, TOut, kConfig>) + 1024 == kSmem,
+                "config.h's smem_bytes must describe SharedStorage");
+  Status status = allow_dynamic_smem(reinterpret_cast<const void*>(k), kSmem, l.name);
+  if (!status.ok()) return status;
+  int resident = 0;
+  if constexpr (S::kClusterM > 1) {
+    status = max_active_clusters(k, kSmem, S::kThreads, S::kClusterM, &resident);
+    if (!status.ok()) return status;
+  } else {
+    int per_sm = 0;
+    int sms = 0;
+    cudaError_t err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, S::kThreads, kSmem);
+    if (err == cudaSuccess) status = hopper::multiprocessor_count(&sms);
+    if (err != cudaSuccess || !status.ok() || per_sm < 1) {
+      cudaGetLastError();
+      return {StatusCode::kCudaError, std::string(l.name) + ": occupancy query failed"};
+    }
+    resident = per_sm * sms;
+  }
+  const Params& p = l.params;
+  const std::int64_t units =
+      sched::ceil_div(p.tiles_m, S::kClusterM) * p.tiles_n * p.batch_count;
+  std::int64_t clusters = std::min<std::int64_t>(resident, units);
+  clusters = sched::ceil_div(units, sched::ceil_div(units, clusters));
+  return launch_kernel(k, l.name, dim3(static_cast<unsigned>(clusters * S::kClusterM)),
+                       S::kThreads, kSmem, S::kClusterM, l.stream, l.map_a, l.map_b, l.map_c, p);
+}
+
+// The instance table of one (input, output) dtype pair, in instance_index
+// order: every table row, every A and B major-ness.
+template <typename TIn, typename TOut, std::size_t... kConfig>
+InstanceTable make_instance_table(std::index_sequence<kConfig...>) {
+  InstanceTable table{};
+  ((table[instance_index(kConfig, Major::kK, Major::kK)] =
+        &launch_instance<kConfig, Major::kK, Major::kK, TIn, TOut>,
+    table[instance_index(kConfig, Major::kK, Major::kMN)] =
+        &launch_instance<kConfig, Major::kK, Major::kMN, TIn, TOut>,
+    table[instance_index(kConfig, Major::kMN, Major::kK)] =
+        &launch_instance<kConfig, Major::kMN, Major::kK, TIn, TOut>,
+    table[instance_index(kConfig, Major::kMN, Major::kMN)] =
+        &launch_instance<kConfig, Major::kMN, Major::kMN, TIn, TOut>),
+   ...);
+  return table;
+}
+
+template <typename TIn, typename TOut>
+const InstanceTable& instance_table() {
+  static const InstanceTable table =
+      make_instance_table<TIn, TOut>(std::make_index_sequence<tcgemm::prod::kConfigCount>{});
+  return table;
+}
+
+}  // namespace tcgemm::kernels::prod

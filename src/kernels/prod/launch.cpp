@@ -1,0 +1,203 @@
+// Host side of the production family: a problem from the API becomes one
+// launch of one instance. Canonicalize (problem.cpp), pick the config, repack
+// the operands TMA cannot address into scratch (the caller's workspace when
+// it is large enough, else stream-ordered memory freed after the launch),
+// encode the three tensor maps, then launch the instance.
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <string>
+
+#include "kernels/kernels.h"
+#include "kernels/prod/params.h"
+#include "kernels/prod/problem.h"
+#include "kernels/prod/repack.h"
+#include "sched/hilbert.h"
+#include "sched/tile_order.h"
+#include "tensor_map.h"
+
+namespace tcgemm::kernels {
+namespace {
+
+using tcgemm::prod::EpiloguePath;
+using tcgemm::prod::kChunk;
+using tcgemm::prod::kConfigs;
+using tcgemm::prod::kCRows;
+using tcgemm::prod::Major;
+using tcgemm::prod::OperandPath;
+using tcgemm::prod::OperandView;
+using tcgemm::prod::Problem;
+
+Status sm_count(int* count) {
+  int device = 0;
+  cudaError_t err = cudaGetDevice(&device);
+  if (err == cudaSuccess) err = cudaDeviceGetAttribute(count, cudaDevAttrMultiProcessorCount, device);
+  if (err != cudaSuccess) {
+    cudaGetLastError();
+    return {StatusCode::kCudaError, std::string("SM count query failed: ") + cudaGetErrorString(err)};
+  }
+  return Status::success();
+}
+
+// The config `config` names, or the dispatcher's choice when it is negative.
+Status resolve_config(const Problem& problem, int* config) {
+  if (*config >= 0) return Status::success();
+  int sms = 0;
+  if (Status s = sm_count(&sms); !s.ok()) return s;
+  *config = tcgemm::prod::select_config(problem, sms);
+  return Status::success();
+}
+
+const prod::InstanceTable& instances(DType in, DType out) {
+  if (in == DType::kBF16) {
+    return out == DType::kBF16   ? prod::instances_bf16_bf16()
+           : out == DType::kFP16 ? prod::instances_bf16_fp16()
+                                 : prod::instances_bf16_fp32();
+  }
+  return out == DType::kBF16   ? prod::instances_fp16_bf16()
+         : out == DType::kFP16 ? prod::instances_fp16_fp16()
+                               : prod::instances_fp16_fp32();
+}
+
+// The tensor map of one operand: MN-major operands in 64-element x BK boxes,
+// K-major ones in BK x `lines` boxes. A shifted view starts at the aligned
+// address below the base, its inner extent longer by the shift.
+Status encode_operand(const OperandView& v, std::int64_t batch_count, std::uint32_t lines,
+                      std::uint32_t bk, CUtensorMap* map) {
+  const auto elem = static_cast<std::int64_t>(size_of(v.dtype));
+  const auto* base = static_cast<const std::uint8_t*>(v.ptr) - v.shift * elem;
+  TensorMap3d view;
+  view.base = base;
+  view.dtype = v.dtype;
+  view.inner = static_cast<std::uint64_t>(v.inner + v.shift);
+  view.outer = static_cast<std::uint64_t>(v.outer);
+  view.batch = static_cast<std::uint64_t>(v.shared ? 1 : batch_count);
+  view.ld = static_cast<std::uint64_t>(v.ld);
+  view.batch_stride = static_cast<std::uint64_t>(v.stride);
+  view.box_inner = v.major == Major::kMN ? kChunk : bk;
+  view.box_outer = v.major == Major::kMN ? bk : lines;
+  return encode_tensor_map_3d(view, map);
+}
+
+}  // namespace
+
+std::size_t workspace_prod(const GemmArgs& args) {
+  return tcgemm::prod::scratch_bytes(tcgemm::prod::canonicalize(args));
+}
+
+std::string describe_prod(const GemmArgs& args, int config) {
+  const Problem problem = tcgemm::prod::canonicalize(args);
+  if (!resolve_config(problem, &config).ok()) return "config unknown (no device to select by)";
+  return tcgemm::prod::to_string(tcgemm::prod::launch_config(problem, config));
+}
+
+Status launch_prod(const GemmArgs& args, int config) {
+  Problem problem = tcgemm::prod::canonicalize(args);
+  if (Status s = resolve_config(problem, &config); !s.ok()) return s;
+  const tcgemm::prod::ConfigEntry& entry = kConfigs[config];
+  const tcgemm::prod::TileConfig& tile = entry.tile;
+  const GemmArgs& c = problem.args;
+
+  // Scratch for the repacked operands.
+  const std::size_t scratch = tcgemm::prod::scratch_bytes(problem);
+  void* scratch_base = nullptr;
+  bool scratch_owned = false;
+  if (scratch > 0) {
+    if (args.workspace != nullptr && args.workspace_bytes >= scratch) {
+      scratch_base = args.workspace;
+    } else {
+      const cudaError_t err = cudaMallocAsync(&scratch_base, scratch, args.stream);
+      if (err != cudaSuccess) {
+        cudaGetLastError();
+        return {StatusCode::kCudaError,
+                std::string(entry.name) + ": cudaMallocAsync of " + std::to_string(scratch) +
+                    " bytes of repack scratch failed (pass a workspace of "
+                    "tcgemm::workspace_size bytes to avoid it): " +
+                    cudaGetErrorString(err)};
+      }
+      scratch_owned = true;
+    }
+  }
+  const auto finish = [&](Status status) {
+    if (scratch_owned) cudaFreeAsync(scratch_base, args.stream);
+    return status;
+  };
+
+  prod::Launch launch{};
+  launch.stream = args.stream;
+  launch.name = entry.name;
+  std::size_t offset = 0;
+  for (OperandView* v : {&problem.a, &problem.b}) {
+    if (v->path != OperandPath::kRepack) continue;
+    offset = (offset + 255) / 256 * 256;
+    prod::RepackJob job;
+    job.src = v->ptr;
+    job.dst = static_cast<std::uint8_t*>(scratch_base) + offset;
+    job.inner = v->inner;
+    job.outer = v->outer;
+    job.ld = v->ld;
+    job.stride = v->stride;
+    job.entries = v->shared ? 1 : c.batch_count;
+    job.ld_dst = tcgemm::prod::repacked_ld(*v);
+    job.stride_dst = tcgemm::prod::repacked_stride(*v);
+    offset += tcgemm::prod::repacked_bytes(*v, c.batch_count);
+    if (Status s = prod::launch_repack(job, args.stream); !s.ok()) return finish(s);
+    v->ptr = job.dst;
+    v->ld = job.ld_dst;
+    v->stride = job.stride_dst;
+    v->shift = 0;
+  }
+
+  if (Status s = encode_operand(problem.a, c.batch_count, static_cast<std::uint32_t>(tile.bm),
+                                static_cast<std::uint32_t>(tile.bk), &launch.map_a);
+      !s.ok()) {
+    return finish(s);
+  }
+  if (Status s = encode_operand(problem.b, c.batch_count,
+                                static_cast<std::uint32_t>(tile.bn / tile.cluster_m),
+                                static_cast<std::uint32_t>(tile.bk), &launch.map_b);
+      !s.ok()) {
+    return finish(s);
+  }
+  const bool tma_c = problem.epilogue == EpiloguePath::kTmaStore;
+  if (tma_c) {
+    TensorMap3d view;
+    view.base = c.c.ptr;
+    view.dtype = c.c.dtype;
+    view.inner = static_cast<std::uint64_t>(c.m);
+    view.outer = static_cast<std::uint64_t>(c.n);
+    view.batch = static_cast<std::uint64_t>(c.batch_count);
+    view.ld = static_cast<std::uint64_t>(c.c.ld);
+    view.batch_stride = static_cast<std::uint64_t>(c.c.stride);
+    view.box_inner = kCRows;
+    view.box_outer = static_cast<std::uint32_t>(tile.c_cols);
+    if (Status s = encode_tensor_map_3d(view, &launch.map_c); !s.ok()) return finish(s);
+  }
+
+  prod::Params& p = launch.params;
+  p.c = c.c.ptr;
+  p.ldc = c.c.ld;
+  p.stride_c = c.batch_count > 1 ? c.c.stride : 0;
+  p.m = c.m;
+  p.n = c.n;
+  p.alpha = c.alpha;
+  p.beta = c.beta;
+  p.tiles_m = sched::ceil_div(c.m, tile.bm);
+  p.tiles_n = sched::ceil_div(c.n, tile.bn);
+  p.batch_count = c.batch_count;
+  p.k_tiles = static_cast<int>(sched::ceil_div(c.k, tile.bk));
+  p.a_shift = problem.a.shift;
+  p.b_shift = problem.b.shift;
+  p.a_batch_mask = problem.a.shared ? 0 : -1;
+  p.b_batch_mask = problem.b.shared ? 0 : -1;
+  p.tma_c = tma_c ? 1 : 0;
+  if (sched::ceil_div(p.tiles_m, tile.cluster_m) * p.tiles_n > sched::HilbertOrder::kMaxItems) {
+    return finish({StatusCode::kNotSupported,
+                   std::string(entry.name) + ": more tiles per batch entry than its order indexes"});
+  }
+  const prod::InstanceFn fn = instances(c.a.dtype, c.c.dtype)[static_cast<std::size_t>(
+      prod::instance_index(config, problem.a.major, problem.b.major))];
+  return finish(fn(launch));
+}
+
+}  // namespace tcgemm::kernels

@@ -1,0 +1,205 @@
+#include "kernels/prod/problem.h"
+
+#include <algorithm>
+#include <limits>
+#include <string>
+
+#include "sched/tile_order.h"
+
+namespace tcgemm::prod {
+namespace {
+
+// TMA's rules (PTX ISA 5.5, cuTensorMapEncodeTiled): a 16-byte-aligned base,
+// strides that are multiples of 16 bytes and under 2^40 bytes, dimensions up
+// to 2^32 elements.
+constexpr std::int64_t kTmaAlignment = 16;
+constexpr std::int64_t kMaxStrideBytes = std::int64_t{1} << 40;
+constexpr std::int64_t kMaxDim = std::int64_t{1} << 32;
+constexpr std::int64_t kScratchAlignment = 256;
+
+bool stride_ok(std::int64_t elements, std::int64_t elem_bytes) {
+  return (elements * elem_bytes) % kTmaAlignment == 0 && elements * elem_bytes < kMaxStrideBytes;
+}
+
+OperandView view(const MatrixRef& ref, std::int64_t rows, std::int64_t cols, bool is_a,
+                 std::int64_t batch_count) {
+  OperandView v;
+  v.ptr = ref.ptr;
+  v.dtype = ref.dtype;
+  // A (M x K) is K-major when row-major; B (K x N) when column-major.
+  const bool k_major = is_a ? ref.layout == Layout::kRowMajor : ref.layout == Layout::kColMajor;
+  v.major = k_major ? Major::kK : Major::kMN;
+  v.inner = ref.layout == Layout::kRowMajor ? cols : rows;
+  v.outer = ref.layout == Layout::kRowMajor ? rows : cols;
+  v.ld = ref.ld;
+  v.shared = batch_count == 1 || ref.stride == 0;
+  v.stride = v.shared ? 0 : ref.stride;
+  const std::int64_t elem = static_cast<std::int64_t>(size_of(ref.dtype));
+  const auto address = reinterpret_cast<std::uintptr_t>(ref.ptr);
+  const int shift = static_cast<int>((address % kTmaAlignment) / static_cast<std::uintptr_t>(elem));
+  const bool strides_ok = stride_ok(v.ld, elem) && (v.shared || stride_ok(v.stride, elem));
+  if (!strides_ok || v.inner + shift > kMaxDim || v.outer > kMaxDim) {
+    v.path = OperandPath::kRepack;
+  } else if (shift != 0) {
+    v.path = OperandPath::kTmaShifted;
+    v.shift = shift;
+  } else {
+    v.path = OperandPath::kTma;
+  }
+  return v;
+}
+
+std::int64_t round_up(std::int64_t x, std::int64_t multiple) {
+  return (x + multiple - 1) / multiple * multiple;
+}
+
+}  // namespace
+
+Problem canonicalize(const GemmArgs& args) {
+  Problem p;
+  p.args = args;
+  if (args.c.layout == Layout::kRowMajor) {
+    // A row-major M x N C is a column-major N x M C^T = B^T A^T. B^T (N x K)
+    // is B's memory read with the other layout, A^T (K x M) likewise.
+    const auto flip = [](Layout l) {
+      return l == Layout::kRowMajor ? Layout::kColMajor : Layout::kRowMajor;
+    };
+    p.swapped = true;
+    p.args.m = args.n;
+    p.args.n = args.m;
+    p.args.a = args.b;
+    p.args.a.layout = flip(args.b.layout);
+    p.args.b = args.a;
+    p.args.b.layout = flip(args.a.layout);
+    p.args.c.layout = Layout::kColMajor;
+  }
+  const GemmArgs& c = p.args;
+  p.a = view(c.a, c.m, c.k, /*is_a=*/true, c.batch_count);
+  p.b = view(c.b, c.k, c.n, /*is_a=*/false, c.batch_count);
+  const std::int64_t c_elem = static_cast<std::int64_t>(size_of(c.c.dtype));
+  const bool c_tma = c_elem == 2 &&
+                     reinterpret_cast<std::uintptr_t>(c.c.ptr) % kTmaAlignment == 0 &&
+                     stride_ok(c.c.ld, c_elem) &&
+                     (c.batch_count == 1 || stride_ok(c.c.stride, c_elem)) && c.m <= kMaxDim &&
+                     c.n <= kMaxDim;
+  p.epilogue = c_tma ? EpiloguePath::kTmaStore : EpiloguePath::kDirect;
+  return p;
+}
+
+std::int64_t repacked_ld(const OperandView& v) { return round_up(v.inner, 8); }
+
+std::int64_t repacked_stride(const OperandView& v) {
+  return v.shared ? 0 : repacked_ld(v) * v.outer;
+}
+
+std::size_t repacked_bytes(const OperandView& v, std::int64_t batch_count) {
+  const std::int64_t entries = v.shared ? 1 : batch_count;
+  return static_cast<std::size_t>(repacked_ld(v) * v.outer * entries) * size_of(v.dtype);
+}
+
+std::size_t scratch_bytes(const Problem& problem) {
+  std::size_t bytes = 0;
+  for (const OperandView* v : {&problem.a, &problem.b}) {
+    if (v->path != OperandPath::kRepack) continue;
+    bytes = static_cast<std::size_t>(round_up(static_cast<std::int64_t>(bytes), kScratchAlignment));
+    bytes += repacked_bytes(*v, problem.args.batch_count);
+  }
+  return bytes;
+}
+
+int select_config(const Problem& problem, int sm_count) {
+  const GemmArgs& a = problem.args;
+  int best = 0;
+  double best_cost = std::numeric_limits<double>::infinity();
+  for (int i = 0; i < kConfigCount; ++i) {
+    const TileConfig& t = kConfigs[i].tile;
+    // Tiles per entry, rounded up to whole clusters along M.
+    const std::int64_t tiles_m = round_up(sched::ceil_div(a.m, t.bm), t.cluster_m);
+    const std::int64_t tiles = tiles_m * sched::ceil_div(a.n, t.bn) * a.batch_count;
+    const std::int64_t waves = sched::ceil_div(tiles, std::max(sm_count, 1));
+    // Padded work of one wave's tile (in M x N elements, K being common to
+    // all configs) at the config's rate.
+    const double cost = static_cast<double>(waves) * t.bm * t.bn * 100.0 /
+                        static_cast<double>(kConfigs[i].throughput_pct);
+    if (cost < best_cost) {
+      best_cost = cost;
+      best = i;
+    }
+  }
+  return best;
+}
+
+LaunchConfig launch_config(const Problem& problem, int config) {
+  LaunchConfig l;
+  l.config = config;
+  l.swapped = problem.swapped;
+  l.a_major = problem.a.major;
+  l.b_major = problem.b.major;
+  l.a_path = problem.a.path;
+  l.b_path = problem.b.path;
+  l.epilogue = problem.epilogue;
+  l.in = problem.args.a.dtype;
+  l.out = problem.args.c.dtype;
+  return l;
+}
+
+namespace {
+
+const char* name(Major m) { return m == Major::kK ? "K-major" : "MN-major"; }
+const char* name(OperandPath p) {
+  switch (p) {
+    case OperandPath::kTma:
+      return "tma";
+    case OperandPath::kTmaShifted:
+      return "tma-shifted-base";
+    case OperandPath::kRepack:
+      return "repack+tma";
+  }
+  return "?";
+}
+
+}  // namespace
+
+std::string check(const TileConfig& t) {
+  if (t.consumers < 1 || t.consumers > 2) return "consumers must be 1 or 2";
+  if (t.bm != kWgmmaM * t.consumers) return "BM must be 64 per consumer warpgroup";
+  if (t.bk != kChunk) return "BK must be 64 (one 128-byte swizzle row of 16-bit elements)";
+  if (t.bn < kChunk || t.bn > 256 || t.bn % kChunk != 0) {
+    return "BN must be a multiple of 64 in [64, 256] (wgmma N; MN-major B comes in 64-column "
+           "chunks)";
+  }
+  if (t.cluster_m < 1 || t.cluster_m > 2) return "cluster_m must be 1 or 2";
+  if ((t.bn / kChunk) % t.cluster_m != 0) {
+    return "BN / 64 must be a multiple of cluster_m (each CTA multicasts whole B chunks)";
+  }
+  if (t.stages < 2 || t.stages > 16) return "stages must be in [2, 16]";
+  if (t.c_cols < 16 || t.bn % t.c_cols != 0 || t.c_cols % 16 != 0) {
+    return "c_cols must divide BN and be a multiple of 16 (stmatrix stores pairs of 8-column "
+           "chunks)";
+  }
+  if (t.deferred_store && (t.bn / t.c_cols < 2 || t.consumers != 2)) {
+    return "the deferred store needs two consumers and at least two C parts per slice";
+  }
+  return {};
+}
+
+std::string to_string(const LaunchConfig& l) {
+  const ConfigEntry& e = kConfigs[l.config];
+  const TileConfig& t = e.tile;
+  std::string s = std::string(e.name) + ": BM=" + std::to_string(t.bm) +
+                  " BN=" + std::to_string(t.bn) + " BK=" + std::to_string(t.bk) +
+                  " stages=" + std::to_string(t.stages) +
+                  " consumers=" + std::to_string(t.consumers) +
+                  " cluster=" + std::to_string(t.cluster_m) + "x1" +
+                  (t.cluster_m > 1 ? " multicast=B" : "") + " scheduler=data-parallel(hilbert)";
+  s += std::string(" in=") + std::string(tcgemm::to_string(l.in)) +
+       " out=" + std::string(tcgemm::to_string(l.out));
+  s += std::string(l.swapped ? " swapped(C^T=B^T*A^T)" : "") + " a=" + name(l.a_major) + "/" +
+       name(l.a_path) + " b=" + name(l.b_major) + "/" + name(l.b_path);
+  s += l.epilogue == EpiloguePath::kTmaStore
+           ? (t.deferred_store ? " epilogue=tma-store(deferred)" : " epilogue=tma-store")
+           : " epilogue=direct";
+  return s;
+}
+
+}  // namespace tcgemm::prod

@@ -1,0 +1,68 @@
+// How the production family sees a problem: the host-side mapping from the
+// API's GemmArgs to what the kernel reads, and the choice of tile config.
+// Plain C++ (no device access), unit-tested on the CPU
+// (tests/host/test_prod_problem.cpp).
+#pragma once
+
+#include <tcgemm/tcgemm.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/prod/config.h"
+
+namespace tcgemm::prod {
+
+// One input operand as the kernel's tensor map addresses it: `batch` (or one
+// shared) matrices of `outer` lines of `inner` contiguous elements, `ld`
+// apart, `stride` apart from one batch entry to the next. For A, inner is K
+// when A is K-major (row-major), M when M-major; for B, K or N.
+struct OperandView {
+  const void* ptr = nullptr;  // the caller's base pointer (batch entry 0)
+  DType dtype = DType::kBF16;
+  Major major = Major::kK;
+  std::int64_t inner = 0;
+  std::int64_t outer = 0;
+  std::int64_t ld = 0;
+  std::int64_t stride = 0;
+  bool shared = true;  // one matrix for every batch entry (batch 1, or stride 0)
+  OperandPath path = OperandPath::kTma;
+  // kTmaShifted: elements from the 16-byte-aligned address below ptr to ptr;
+  // the tensor map starts there and the kernel adds `shift` to the inner
+  // coordinate.
+  int shift = 0;
+};
+
+// The problem after canonicalization: C column-major.
+struct Problem {
+  GemmArgs args;         // A, B, M, N swapped when `swapped`; C's layout column-major
+  bool swapped = false;  // the caller's C was row-major: C^T = B^T A^T
+  OperandView a;
+  OperandView b;
+  EpiloguePath epilogue = EpiloguePath::kTmaStore;
+};
+
+// Builds the kernel's view of a problem validate() accepted (M, N, K >= 1,
+// bf16/fp16 inputs).
+Problem canonicalize(const GemmArgs& args);
+
+// The dense, 16-byte-aligned copy a kRepack operand is streamed from: ld
+// rounded up to 8 elements, batch entries back to back (one when shared).
+std::int64_t repacked_ld(const OperandView& v);
+std::int64_t repacked_stride(const OperandView& v);
+std::size_t repacked_bytes(const OperandView& v, std::int64_t batch_count);
+
+// Scratch the problem's repacked operands need, each 256-byte aligned, A's
+// first: 0 when nothing is repacked.
+std::size_t scratch_bytes(const Problem& problem);
+
+// The table row (index into kConfigs) the dispatcher runs `problem` with on
+// a device of `sm_count` SMs: the least estimated time, counting each
+// config's padded tile work per wave (tiles are rounded up to whole clusters)
+// at its relative throughput.
+int select_config(const Problem& problem, int sm_count);
+
+// The whole launch description (for describe() and the bench).
+LaunchConfig launch_config(const Problem& problem, int config);
+
+}  // namespace tcgemm::prod

@@ -1,0 +1,57 @@
+// The aligned repack of an operand TMA cannot address (a leading dimension or
+// batch stride that is not a multiple of 8 elements): a bandwidth-bound copy
+// into dense scratch whose lines start on 16 bytes, streamed by TMA after.
+#include <algorithm>
+#include <string>
+
+#include "kernels/launch.cuh"
+#include "kernels/prod/repack.h"
+
+namespace tcgemm::kernels::prod {
+namespace {
+
+constexpr int kThreads = 256;
+constexpr int kVector = 8;                        // 16-bit elements per 16-byte store
+constexpr int kSegment = kThreads * kVector;      // elements of a line per block and pass
+constexpr std::int64_t kMaxGridY = 65535;
+
+// One block copies a kSegment-element segment of lines blockIdx.y,
+// blockIdx.y + gridDim.y, ...: 2-byte loads that a warp issues over 64
+// contiguous bytes (the source lines have any alignment), staged in shared
+// memory, then 16-byte stores. Elements from `inner` up to ld_dst are zero.
+__global__ void __launch_bounds__(kThreads) repack_kernel(RepackJob job) {
+  __shared__ __align__(16) std::uint16_t segment[kSegment];
+  const auto* src = static_cast<const std::uint16_t*>(job.src);
+  auto* dst = static_cast<std::uint16_t*>(job.dst);
+  const std::int64_t first = std::int64_t{blockIdx.x} * kSegment;
+  const std::int64_t lines = job.outer * job.entries;
+  for (std::int64_t line = blockIdx.y; line < lines; line += gridDim.y) {
+    const std::int64_t entry = line / job.outer;
+    const std::int64_t outer = line - entry * job.outer;
+    const std::uint16_t* in = src + entry * job.stride + outer * job.ld;
+#pragma unroll
+    for (int i = threadIdx.x; i < kSegment; i += kThreads) {
+      const std::int64_t index = first + i;
+      segment[i] = index < job.inner ? in[index] : std::uint16_t{0};
+    }
+    __syncthreads();
+    const std::int64_t index = first + threadIdx.x * kVector;
+    if (index < job.ld_dst) {
+      *reinterpret_cast<uint4*>(dst + entry * job.stride_dst + outer * job.ld_dst + index) =
+          *reinterpret_cast<const uint4*>(segment + threadIdx.x * kVector);
+    }
+    __syncthreads();
+  }
+}
+
+}  // namespace
+
+Status launch_repack(const RepackJob& job, cudaStream_t stream) {
+  const std::int64_t lines = job.outer * job.entries;
+  const auto blocks_x = static_cast<unsigned>((job.ld_dst + kSegment - 1) / kSegment);
+  const auto blocks_y = static_cast<unsigned>(std::min(lines, kMaxGridY));
+  return launch_kernel(&repack_kernel, "prod repack", dim3(blocks_x, blocks_y), kThreads, 0, 1,
+                       stream, job);
+}
+
+}  // namespace tcgemm::kernels::prod

@@ -1,0 +1,28 @@
+// The aligned repack of one operand (repack.cu).
+#pragma once
+
+#include <cuda_runtime_api.h>
+#include <tcgemm/tcgemm.h>
+
+#include <cstdint>
+
+namespace tcgemm::kernels::prod {
+
+// dst[e][o][i] = src[e * stride + o * ld + i] for `entries` batch entries of
+// `outer` lines of `inner` 16-bit elements; i runs up to ld_dst (a multiple
+// of 8), the padding zero. dst is 16-byte aligned.
+struct RepackJob {
+  const void* src = nullptr;
+  void* dst = nullptr;
+  std::int64_t inner = 0;
+  std::int64_t outer = 0;
+  std::int64_t ld = 0;
+  std::int64_t stride = 0;
+  std::int64_t entries = 1;
+  std::int64_t ld_dst = 0;
+  std::int64_t stride_dst = 0;
+};
+
+Status launch_repack(const RepackJob& job, cudaStream_t stream);
+
+}  // namespace tcgemm::kernels::prod

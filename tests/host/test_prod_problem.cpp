@@ -1,0 +1,268 @@
+// The production family's host side: how a problem maps to what the kernel
+// reads (canonicalization, operand major-ness and feed path, epilogue), the
+// config table's own rules, the config heuristic, and that the dispatcher
+// runs the family for every valid bf16/fp16 problem class.
+#include <gtest/gtest.h>
+#include <tcgemm/registry.h>
+#include <tcgemm/tcgemm.h>
+
+#include <cstdint>
+#include <string>
+
+#include "dispatch.h"
+#include "kernels/prod/config.h"
+#include "kernels/prod/problem.h"
+
+namespace {
+
+using tcgemm::DeviceCaps;
+using tcgemm::DType;
+using tcgemm::GemmArgs;
+using tcgemm::Layout;
+using tcgemm::prod::EpiloguePath;
+using tcgemm::prod::Major;
+using tcgemm::prod::OperandPath;
+
+// A fake, 256-byte-aligned device address for pointer-alignment arithmetic
+// (never dereferenced).
+void* fake_ptr(std::uintptr_t offset_bytes = 0) {
+  return reinterpret_cast<void*>(std::uintptr_t{1} << 32 | offset_bytes);
+}
+
+// A tight problem with the given storage orders.
+GemmArgs problem(std::int64_t m, std::int64_t n, std::int64_t k, Layout a, Layout b, Layout c,
+                 DType in = DType::kBF16, DType out = DType::kBF16) {
+  GemmArgs args;
+  args.m = m;
+  args.n = n;
+  args.k = k;
+  args.a = {fake_ptr(), in, a, a == Layout::kRowMajor ? k : m, 0};
+  args.b = {fake_ptr(), in, b, b == Layout::kRowMajor ? n : k, 0};
+  args.c = {fake_ptr(), out, c, c == Layout::kRowMajor ? n : m, 0};
+  return args;
+}
+
+constexpr Layout kRow = Layout::kRowMajor;
+constexpr Layout kCol = Layout::kColMajor;
+
+TEST(ProdConfig, EveryTableRowMeetsTheKernelTemplatesRules) {
+  for (const auto& entry : tcgemm::prod::kConfigs) {
+    EXPECT_EQ(tcgemm::prod::check(entry.tile), "") << entry.name;
+    EXPECT_TRUE(entry.name.starts_with("prod-")) << entry.name;
+    EXPECT_GT(entry.throughput_pct, 0) << entry.name;
+  }
+}
+
+TEST(ProdConfig, CheckRefusesShapesTheKernelCannotRun) {
+  tcgemm::prod::TileConfig t = tcgemm::prod::kConfigs[0].tile;
+  t.bm = 96;
+  EXPECT_NE(tcgemm::prod::check(t), "");
+  t = tcgemm::prod::kConfigs[0].tile;
+  t.bn = 200;
+  EXPECT_NE(tcgemm::prod::check(t), "");
+  t = tcgemm::prod::kConfigs[0].tile;
+  t.c_cols = 96;
+  EXPECT_NE(tcgemm::prod::check(t), "");
+  t = tcgemm::prod::kConfigs[1].tile;
+  t.deferred_store = true;  // one consumer has no second warpgroup to hide it under
+  EXPECT_NE(tcgemm::prod::check(t), "");
+}
+
+TEST(ProdConfig, SharedMemoryFitsTheH200OptInLimit) {
+  // 227 KiB: cudaDevAttrMaxSharedMemoryPerBlockOptin on sm_90.
+  constexpr std::size_t kOptIn = 232448;
+  for (const auto& entry : tcgemm::prod::kConfigs) {
+    for (int out_bytes : {2, 4}) {
+      EXPECT_LE(tcgemm::prod::smem_bytes(entry.tile, out_bytes), kOptIn) << entry.name;
+    }
+  }
+}
+
+TEST(ProdProblem, ColumnMajorCIsKeptAndEachOperandsMajorNessFollowsItsLayout) {
+  struct Case {
+    Layout a, b;
+    Major a_major, b_major;
+  };
+  for (const Case& c : {Case{kRow, kCol, Major::kK, Major::kK}, Case{kCol, kCol, Major::kMN, Major::kK},
+                        Case{kRow, kRow, Major::kK, Major::kMN},
+                        Case{kCol, kRow, Major::kMN, Major::kMN}}) {
+    const auto p = tcgemm::prod::canonicalize(problem(100, 200, 300, c.a, c.b, kCol));
+    EXPECT_FALSE(p.swapped);
+    EXPECT_EQ(p.a.major, c.a_major);
+    EXPECT_EQ(p.b.major, c.b_major);
+    EXPECT_EQ(p.args.m, 100);
+    EXPECT_EQ(p.args.n, 200);
+  }
+}
+
+TEST(ProdProblem, RowMajorCIsComputedAsTheTransposeWithOperandsSwapped) {
+  // All row-major (torch.matmul's case): C^T (N x M, column-major) = B^T A^T,
+  // B^T being B's memory read column-major: N-major as B, it is M-major as A.
+  const GemmArgs args = problem(100, 200, 300, kRow, kRow, kRow);
+  const auto p = tcgemm::prod::canonicalize(args);
+  EXPECT_TRUE(p.swapped);
+  EXPECT_EQ(p.args.m, 200);
+  EXPECT_EQ(p.args.n, 100);
+  EXPECT_EQ(p.args.c.layout, kCol);
+  EXPECT_EQ(p.args.c.ld, args.c.ld);
+  EXPECT_EQ(p.args.a.ptr, args.b.ptr);
+  EXPECT_EQ(p.args.b.ptr, args.a.ptr);
+  EXPECT_EQ(p.a.major, Major::kMN);  // B row-major: N contiguous
+  EXPECT_EQ(p.b.major, Major::kK);   // A row-major: K contiguous
+  EXPECT_EQ(p.a.inner, 200);
+  EXPECT_EQ(p.a.outer, 300);
+  EXPECT_EQ(p.b.inner, 300);
+  EXPECT_EQ(p.b.outer, 100);
+}
+
+TEST(ProdProblem, AlignedOperandsAreStreamedByTmaDirectly) {
+  const auto p = tcgemm::prod::canonicalize(problem(4096, 4096, 4096, kRow, kCol, kCol));
+  EXPECT_EQ(p.a.path, OperandPath::kTma);
+  EXPECT_EQ(p.b.path, OperandPath::kTma);
+  EXPECT_EQ(p.epilogue, EpiloguePath::kTmaStore);
+  EXPECT_EQ(tcgemm::prod::scratch_bytes(p), 0u);
+}
+
+TEST(ProdProblem, AnUnalignedBaseWithAnAlignedLdShiftsTheTmaView) {
+  GemmArgs args = problem(4096, 4096, 4096, kRow, kCol, kCol);
+  args.a.ptr = fake_ptr(2);   // one element past 16-byte alignment
+  args.b.ptr = fake_ptr(14);  // seven
+  const auto p = tcgemm::prod::canonicalize(args);
+  EXPECT_EQ(p.a.path, OperandPath::kTmaShifted);
+  EXPECT_EQ(p.a.shift, 1);
+  EXPECT_EQ(p.b.path, OperandPath::kTmaShifted);
+  EXPECT_EQ(p.b.shift, 7);
+  EXPECT_EQ(tcgemm::prod::scratch_bytes(p), 0u);
+}
+
+TEST(ProdProblem, AnOddLeadingDimensionIsRepackedIntoAlignedScratch) {
+  // 4095 x 4097 x 4093 tight, TN: lda = ldb = 4093, ldc = 4095.
+  const GemmArgs args = problem(4095, 4097, 4093, kRow, kCol, kCol);
+  const auto p = tcgemm::prod::canonicalize(args);
+  EXPECT_EQ(p.a.path, OperandPath::kRepack);
+  EXPECT_EQ(p.b.path, OperandPath::kRepack);
+  EXPECT_EQ(tcgemm::prod::repacked_ld(p.a), 4096);
+  EXPECT_EQ(p.epilogue, EpiloguePath::kDirect);  // ldc = 4095: TMA cannot address C
+  const std::size_t a_bytes = 4096u * 4095u * 2u;
+  const std::size_t b_bytes = 4096u * 4097u * 2u;
+  EXPECT_EQ(tcgemm::prod::scratch_bytes(p), (a_bytes + 255) / 256 * 256 + b_bytes);
+}
+
+TEST(ProdProblem, BatchStridesDecideAlignmentAndAZeroStrideSharesOneMatrix) {
+  GemmArgs args = problem(64, 64, 64, kRow, kCol, kCol);
+  args.batch_count = 3;
+  args.a.stride = 64 * 64 + 1;  // odd: entries off 16 bytes
+  args.b.stride = 0;            // one B for all entries
+  args.c.stride = 64 * 64;
+  const auto p = tcgemm::prod::canonicalize(args);
+  EXPECT_EQ(p.a.path, OperandPath::kRepack);
+  EXPECT_FALSE(p.a.shared);
+  EXPECT_EQ(tcgemm::prod::repacked_stride(p.a), 64 * 64);
+  EXPECT_EQ(p.b.path, OperandPath::kTma);
+  EXPECT_TRUE(p.b.shared);
+  EXPECT_EQ(tcgemm::prod::repacked_bytes(p.a, 3), 3u * 64 * 64 * 2);
+}
+
+TEST(ProdProblem, CGoesDirectWhenFp32OrUnaligned) {
+  EXPECT_EQ(tcgemm::prod::canonicalize(
+                problem(256, 256, 256, kRow, kCol, kCol, DType::kBF16, DType::kFP32))
+                .epilogue,
+            EpiloguePath::kDirect);
+  GemmArgs args = problem(256, 256, 256, kRow, kCol, kCol);
+  args.c.ptr = fake_ptr(2);
+  EXPECT_EQ(tcgemm::prod::canonicalize(args).epilogue, EpiloguePath::kDirect);
+  args = problem(256, 256, 256, kRow, kCol, kCol);
+  args.c.ld = 260;
+  EXPECT_EQ(tcgemm::prod::canonicalize(args).epilogue, EpiloguePath::kDirect);
+  args.c.ld = 264;
+  EXPECT_EQ(tcgemm::prod::canonicalize(args).epilogue, EpiloguePath::kTmaStore);
+}
+
+TEST(ProdSelect, LargeProblemsTakeTheLargeTileAndTinyBatchesTheSmallOne) {
+  constexpr int kSms = 132;
+  const auto config_name = [&](const GemmArgs& args) {
+    return tcgemm::prod::kConfigs[tcgemm::prod::select_config(tcgemm::prod::canonicalize(args),
+                                                              kSms)]
+        .name;
+  };
+  EXPECT_EQ(config_name(problem(4096, 4096, 4096, kRow, kCol, kCol)), "prod-128x256");
+  EXPECT_EQ(config_name(problem(8192, 8192, 8192, kRow, kRow, kRow)), "prod-128x256");
+  GemmArgs batched = problem(2048, 2048, 2048, kRow, kCol, kCol);
+  batched.batch_count = 8;
+  EXPECT_EQ(config_name(batched), "prod-128x256");
+  GemmArgs tiny = problem(8, 64, 8, kRow, kCol, kCol, DType::kFP16, DType::kFP16);
+  tiny.batch_count = 65536;
+  EXPECT_EQ(config_name(tiny), "prod-64x64");
+}
+
+TEST(ProdDescribe, NamesTheConfigTheSwapAndEachOperandsPath) {
+  GemmArgs args = problem(4095, 4097, 4093, kRow, kRow, kRow);
+  const auto p = tcgemm::prod::canonicalize(args);
+  const std::string text = tcgemm::prod::to_string(tcgemm::prod::launch_config(p, 0));
+  EXPECT_NE(text.find("prod-128x256"), std::string::npos) << text;
+  EXPECT_NE(text.find("BM=128 BN=256 BK=64"), std::string::npos) << text;
+  EXPECT_NE(text.find("swapped"), std::string::npos) << text;
+  EXPECT_NE(text.find("repack"), std::string::npos) << text;
+  EXPECT_NE(text.find("epilogue=direct"), std::string::npos) << text;
+}
+
+// Every valid bf16/fp16 problem class runs on the production family through
+// the dispatcher, with no workspace given (the family's repack scratch is
+// optional).
+TEST(ProdDispatch, EveryStorageOrderAlignmentAndBatchClassIsServed) {
+  const tcgemm::KernelInfo* prod = tcgemm::find_kernel("prod");
+  ASSERT_NE(prod, nullptr);
+  int cases = 0;
+  for (Layout a : {kRow, kCol}) {
+    for (Layout b : {kRow, kCol}) {
+      for (Layout c : {kRow, kCol}) {
+        for (DType in : {DType::kBF16, DType::kFP16}) {
+          for (DType out : {DType::kBF16, DType::kFP16, DType::kFP32}) {
+            for (int variant = 0; variant < 6; ++variant) {
+              GemmArgs args = problem(77, 33, 5, a, b, c, in, out);
+              switch (variant) {
+                case 1:  // odd leading dimensions
+                  args.a.ld += 1;
+                  args.b.ld += 1;
+                  args.c.ld += 1;
+                  break;
+                case 2:  // 2-byte-aligned bases
+                  args.a.ptr = fake_ptr(2);
+                  args.b.ptr = fake_ptr(2);
+                  args.c.ptr = fake_ptr(out == DType::kFP32 ? 4 : 2);
+                  break;
+                case 3:  // batched, B shared
+                  args.batch_count = 3;
+                  args.a.stride = 77 * 5 + 3;
+                  args.b.stride = 0;
+                  args.c.stride = 77 * 33;
+                  break;
+                case 4:  // M = N = K = 1
+                  args = problem(1, 1, 1, a, b, c, in, out);
+                  break;
+                case 5:  // a batch count past the grid's y limit
+                  args = problem(8, 64, 8, a, b, c, in, out);
+                  args.batch_count = 70000;
+                  args.a.stride = 64;
+                  args.b.stride = 512;
+                  args.c.stride = 512;
+                  break;
+                default:
+                  break;
+              }
+              ASSERT_TRUE(tcgemm::validate(args).ok()) << tcgemm::validate(args).message;
+              const tcgemm::KernelChoice choice = tcgemm::choose_kernel(
+                  tcgemm::registry(), nullptr, args, DeviceCaps{90}, /*unlimited_workspace=*/false);
+              ASSERT_TRUE(choice.status.ok()) << choice.status.message;
+              EXPECT_EQ(choice.kernel, prod) << "variant " << variant;
+              ++cases;
+            }
+          }
+        }
+      }
+    }
+  }
+  EXPECT_EQ(cases, 8 * 2 * 3 * 6);
+}
+
+}  // namespace
