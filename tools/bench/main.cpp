@@ -1,4 +1,5 @@
-// tcgemm-bench: verifies and times every tcgemm registry kernel against cuBLAS
+// tcgemm-bench: verifies and times every tcgemm registry kernel, and what
+// tcgemm::gemm runs through its dispatcher (the row "tcgemm"), against cuBLAS
 // on the problems docs/benchmarking.md defines, and writes the result files.
 // With --hazard-runs N it instead runs each kernel N times on fresh inputs and
 // reports how often it is wrong (for kernels with data races).
@@ -19,11 +20,13 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <climits>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
 #include <fstream>
+#include <optional>
 #include <random>
 #include <span>
 #include <string>
@@ -42,6 +45,8 @@ constexpr int kExitUsage = 2;
 constexpr int kMaxHazardRuns = 1000000;
 // Ten minutes of idle before each kernel is more than any GPU needs to cool.
 constexpr int kMaxSequentialRestMs = 600000;
+// cuBLAS takes the batch count as an int.
+constexpr std::int64_t kMaxBatch = INT32_MAX;
 
 constexpr const char* kFooter = R"(
 Layouts (--layout): BLAS-style letters for op(A) and op(B); C is column-major.
@@ -49,15 +54,30 @@ Layouts (--layout): BLAS-style letters for op(A) and op(B); C is column-major.
   tn = A row-major, B column-major: the worklog's problem (the default).
   A third letter sets C's storage: c = column-major (default), r = row-major;
   e.g. tnr. Several layouts may be given, comma-separated: --layout tn,nn,nt,tt
-Shape sets (--shapes; not with --m/--n/--k/--ld*):
+Shape sets (--shapes; not with --m/--n/--k/--ld*/--batch/--stride-*/--offset):
   square   M=N=K in 512 ... 16384
   worklog  M=N=K = 512, 1024, 2048, 4096 (the headline), 8192
   llm      M in {1 ... 16384} x (N,K) of transformer projections
-  ragged   odd and tiny sizes, and leading dimensions padded by +8 and +1
-Verification: every element against a reference GEMM (rel. Frobenius error
-under 1e-2 for bf16/fp16 output, 1e-4 for fp32), NaN-poisoned C, and a bitwise
-repeat. Timing: CUDA events, median of --iters samples interleaved with
-cuBLAS, buffers rotated to defeat L2 for small problems.
+  ragged   odd and tiny sizes, odd K with a tight lda, leading dimensions
+           padded by +8 and +1, and a 1-element base offset
+  batched  8 x 2048^3 bf16 and 65536 x (8x64x8) fp16 (each its own dtype:
+           not with --dtype)
+Rows: every registry kernel --kernels selects, then "tcgemm" (what
+tcgemm::gemm runs with default options, through the dispatcher: the product
+as a user gets it; its config column names the kernel), then cuBLAS (always).
+--kernels matches "tcgemm" like a kernel name: --kernels tcgemm runs only it
+and cuBLAS; --kernels hopper- leaves it out.
+Batches (--batch N): every operand holds N entries, one after another
+(--stride-a/b/c set the distance in elements; 0 on A or B shares one matrix);
+cuBLAS runs cublasGemmStridedBatchedEx on the same strides. Every entry is
+verified on its own; FLOPs count all N. --offset E puts A, B and C E elements
+past their 256-byte-aligned allocations (E = 1: 2-byte-aligned 16-bit bases);
+cuBLAS gets the same pointers.
+Verification: every element of every batch entry against a reference GEMM
+(rel. Frobenius error under 1e-2 for bf16/fp16 output, 1e-4 for fp32, in each
+entry), NaN-poisoned C, and a bitwise repeat. Timing: CUDA events, median of
+--iters samples interleaved with cuBLAS, buffers rotated to defeat L2 for
+small problems.
 Sequential timing (--sequential MS): a diagnostic of clock and power state,
 not the standard measurement. Each verified kernel is timed alone, in turn
 (cuBLAS last), after MS milliseconds of idle GPU; its SM clock is read after
@@ -101,12 +121,27 @@ std::string command_line(int argc, char** argv) {
 }
 
 void print_kernel_list() {
-  if (registry().empty()) std::printf("no kernels registered\n");
+  std::printf(
+      "%.*s\n  tcgemm::gemm with default options: the kernel the dispatcher picks for each "
+      "problem (its config column says which)\n  constraints: those of the kernels it picks "
+      "from\n",
+      static_cast<int>(kDispatcherName.size()), kDispatcherName.data());
+  if (registry().empty()) std::printf("no registry kernels\n");
   for (const KernelInfo& kernel : registry()) {
     std::printf("%.*s\n  %.*s\n  constraints: %s\n", static_cast<int>(kernel.name.size()),
                 kernel.name.data(), static_cast<int>(kernel.description.size()),
                 kernel.description.data(), describe(kernel.constraints).c_str());
   }
+}
+
+// "4096x4096x4096 bf16 tn", with the batch count and offset when they are not
+// the plain problem's, for progress lines.
+std::string problem_name(const Problem& p) {
+  std::string name = (p.batch > 1 ? std::to_string(p.batch) + " x " : std::string()) +
+                     std::to_string(p.m) + "x" + std::to_string(p.n) + "x" + std::to_string(p.k) +
+                     " " + std::string(to_string(p.input)) + " " + layouts_name(p.layouts);
+  if (p.offset != 0) name += " offset " + std::to_string(p.offset);
+  return name;
 }
 
 // One line per problem on stderr while the run goes, so a long sweep shows
@@ -117,10 +152,8 @@ void print_progress(std::size_t index, std::size_t total, std::span<const Result
   const int sets = rows.front().l2_sets;
   const std::string l2 = sets > 1 ? "rotate " + std::to_string(sets) + " sets"
                                   : std::string("one set (A+B+C exceed 4x L2)");
-  std::fprintf(stderr, "[%zu/%zu] %lldx%lldx%lld %s %s, l2: %s:", index + 1, total,
-               static_cast<long long>(p.m), static_cast<long long>(p.n),
-               static_cast<long long>(p.k), std::string(to_string(p.input)).c_str(),
-               layouts_name(p.layouts).c_str(), l2.c_str());
+  std::fprintf(stderr, "[%zu/%zu] %s, l2: %s:", index + 1, total, problem_name(p).c_str(),
+               l2.c_str());
   for (const Result& r : rows) {
     const bool skipped = r.status.starts_with("skipped");
     std::fprintf(stderr, " %s %s", r.kernel.c_str(), skipped ? "skipped" : r.status.c_str());
@@ -144,10 +177,8 @@ int run_hazard_mode(const DeviceInfo& device, const RunOptions& options, const C
       const Problem& p = problems[i];
       runner.run_hazard(p, runs, reports, [&](int run, std::span<const HazardReport> rows) {
         const double tolerance = testing::tolerance_for(p.output);
-        std::fprintf(stderr, "[%zu/%zu] %lldx%lldx%lld %s %s, run %d/%d (seed %llu):", i + 1,
-                     problems.size(), static_cast<long long>(p.m), static_cast<long long>(p.n),
-                     static_cast<long long>(p.k), std::string(to_string(p.input)).c_str(),
-                     layouts_name(p.layouts).c_str(), run + 1, runs,
+        std::fprintf(stderr, "[%zu/%zu] %s, run %d/%d (seed %llu):", i + 1, problems.size(),
+                     problem_name(p).c_str(), run + 1, runs,
                      static_cast<unsigned long long>(hazard_seed(options.seed, run)));
         for (const HazardReport& r : rows) {
           const bool this_run = !r.runs.empty() && r.runs.back().run == run;
@@ -218,6 +249,11 @@ int bench_main(int argc, char** argv) {
   float alpha = 1.0f;
   float beta = 0.0f;
   LdOverride ld;
+  std::int64_t batch = 1;
+  std::int64_t stride_a = 0;
+  std::int64_t stride_b = 0;
+  std::int64_t stride_c = 0;
+  std::int64_t offset = 0;
   std::vector<std::string> kernel_filters;
   RunOptions run_options;
   std::uint64_t seed = 0;
@@ -240,10 +276,11 @@ int bench_main(int argc, char** argv) {
   auto* k_opt = app.add_option("--k", k, "columns of A, rows of B")
                     ->transform(positive)
                     ->capture_default_str();
-  app.add_option("--dtype", dtypes, "input dtype of A and B, comma-separated for several")
-      ->delimiter(',')
-      ->check(CLI::IsMember({"bf16", "fp16"}))
-      ->capture_default_str();
+  auto* dtype_opt =
+      app.add_option("--dtype", dtypes, "input dtype of A and B, comma-separated for several")
+          ->delimiter(',')
+          ->check(CLI::IsMember({"bf16", "fp16"}))
+          ->capture_default_str();
   app.add_option("--out-dtype", out_dtype, "dtype of C (default: the input dtype)")
       ->check(CLI::IsMember({"bf16", "fp16", "fp32"}));
   app.add_option("--layout", layout_names, "storage of A, B (and C); see below")
@@ -262,9 +299,34 @@ int bench_main(int argc, char** argv) {
                       ->transform(positive);
   auto* ldc_opt = app.add_option("--ldc", ld.ldc, "leading dimension of C (default: tight)")
                       ->transform(positive);
+  auto* batch_opt = app.add_option("--batch", batch,
+                                   "strided batched GEMM of N entries (cuBLAS: "
+                                   "cublasGemmStridedBatchedEx)")
+                        ->type_name("N")
+                        ->transform(integer_in(std::int64_t{1}, kMaxBatch))
+                        ->capture_default_str();
+  const CLI::Validator stride = integer_from(std::int64_t{0}, "ELEMENTS");
+  auto* stride_a_opt = app.add_option("--stride-a", stride_a,
+                                      "elements between batch entries of A (default: one "
+                                      "entry's span; 0: one A for every entry)")
+                           ->transform(stride);
+  auto* stride_b_opt = app.add_option("--stride-b", stride_b,
+                                      "elements between batch entries of B (default: one "
+                                      "entry's span; 0: one B for every entry)")
+                           ->transform(stride);
+  auto* stride_c_opt = app.add_option("--stride-c", stride_c,
+                                      "elements between batch entries of C (default: one "
+                                      "entry's span; entries must not overlap)")
+                           ->transform(stride);
+  auto* offset_opt = app.add_option("--offset", offset,
+                                    "A, B and C start E elements past their 256-byte-aligned "
+                                    "allocations (1: 2-byte-aligned bases)")
+                         ->type_name("E")
+                         ->transform(integer_from(std::int64_t{0}))
+                         ->capture_default_str();
   app.add_option("--kernels", kernel_filters,
-                 "run only registry kernels whose name contains one of these comma-separated "
-                 "substrings (cuBLAS always runs)")
+                 "run only the rows whose name contains one of these comma-separated substrings: "
+                 "registry kernels and \"tcgemm\", the dispatcher (cuBLAS always runs)")
       ->delimiter(',');
   auto* warmup_opt = app.add_option("--warmup", run_options.warmup,
                                     "launches of each kernel before timing (at least 3)")
@@ -292,7 +354,12 @@ int bench_main(int argc, char** argv) {
       ->excludes(k_opt)
       ->excludes(lda_opt)
       ->excludes(ldb_opt)
-      ->excludes(ldc_opt);
+      ->excludes(ldc_opt)
+      ->excludes(batch_opt)
+      ->excludes(stride_a_opt)
+      ->excludes(stride_b_opt)
+      ->excludes(stride_c_opt)
+      ->excludes(offset_opt);
   app.add_option("--hazard-runs", hazard_runs,
                  "hazard mode: run each kernel N times, each on fresh random inputs, and report "
                  "how often and how badly it is wrong (see below); no timing")
@@ -308,7 +375,9 @@ int bench_main(int argc, char** argv) {
       ->type_name("MS")
       ->transform(integer_in(0, kMaxSequentialRestMs))
       ->excludes("--hazard-runs");
-  app.add_flag("--list", list, "list the registry kernels with their constraints and exit");
+  app.add_flag("--list", list,
+               "list the rows' kernels (tcgemm, then the registry's) with their constraints and "
+               "exit");
 
   try {
     app.parse(argc, argv);
@@ -323,25 +392,49 @@ int bench_main(int argc, char** argv) {
     print_kernel_list();
     return 0;
   }
-  if (!kernel_filters.empty() &&
-      std::none_of(registry().begin(), registry().end(), [&](const KernelInfo& kernel) {
-        return kernel_selected(kernel.name, kernel_filters);
-      })) {
-    std::fprintf(stderr, "tcgemm-bench: --kernels matches no registry kernel (see --list)\n");
+  // Only cuBLAS left: the filters matched no kernel and not the dispatcher.
+  if (select_contenders(kernel_filters).size() == 1) {
+    std::fprintf(stderr,
+                 "tcgemm-bench: --kernels matches no registry kernel and not \"%.*s\" (see "
+                 "--list)\n",
+                 static_cast<int>(kDispatcherName.size()), kDispatcherName.data());
+    return kExitUsage;
+  }
+  const auto given = [](const CLI::Option* opt, std::int64_t value) {
+    return opt->count() > 0 ? std::optional<std::int64_t>(value) : std::nullopt;
+  };
+  ld.stride_a = given(stride_a_opt, stride_a);
+  ld.stride_b = given(stride_b_opt, stride_b);
+  ld.stride_c = given(stride_c_opt, stride_c);
+  // Strides mean nothing to a single GEMM (the API ignores them): say so
+  // rather than ignore the flag.
+  if (batch == 1 && (ld.stride_a || ld.stride_b || ld.stride_c)) {
+    std::fprintf(stderr,
+                 "tcgemm-bench: --stride-a, --stride-b and --stride-c need --batch N "
+                 "with N > 1\n");
     return kExitUsage;
   }
 
   const std::vector<Shape> shapes =
-      shapes_name.empty() ? std::vector<Shape>{{m, n, k}} : *shape_set(shapes_name);
+      shapes_name.empty()
+          ? std::vector<Shape>{{.m = m, .n = n, .k = k, .offset = offset, .batch = batch}}
+          : *shape_set(shapes_name);
+  const bool set_fixes_dtype =
+      std::any_of(shapes.begin(), shapes.end(), [](const Shape& s) { return s.dtype.has_value(); });
+  if (set_fixes_dtype && dtype_opt->count() > 0) {
+    std::fprintf(stderr, "tcgemm-bench: --shapes %s gives each problem its dtype: no --dtype\n",
+                 shapes_name.c_str());
+    return kExitUsage;
+  }
+  const std::optional<DType> output =
+      out_dtype.empty() ? std::optional<DType>() : parse_dtype(out_dtype);
   std::vector<Problem> problems;
   for (const std::string& dtype_name : dtypes) {
-    const DType input = *parse_dtype(dtype_name);
-    const DType output = out_dtype.empty() ? input : *parse_dtype(out_dtype);
     for (const std::string& layout_name : layout_names) {
       for (const Shape& shape : shapes) {
-        problems.push_back(
-            make_problem(shape, input, output, *parse_layouts(layout_name), alpha, beta, ld));
-        for (const auto check : {check_leading_dimensions, check_size}) {
+        problems.push_back(make_problem(shape, *parse_dtype(dtype_name), output,
+                                        *parse_layouts(layout_name), alpha, beta, ld));
+        for (const auto check : {check_leading_dimensions, check_size, check_arguments}) {
           if (const std::string error = check(problems.back()); !error.empty()) {
             std::fprintf(stderr, "tcgemm-bench: %s\n", error.c_str());
             return kExitUsage;

@@ -70,6 +70,32 @@ std::string ld_label(const Problem& p) {
   return std::to_string(p.lda) + "," + std::to_string(p.ldb) + "," + std::to_string(p.ldc);
 }
 
+// The batch count, with each stride that is not tight: "1", "8",
+// "8 stride_a=0".
+std::string batch_label(const Problem& p) {
+  std::string label = std::to_string(p.batch);
+  if (p.batch == 1) return label;
+  const struct {
+    const char* name;
+    Operand operand;
+    std::int64_t stride;
+  } strides[] = {{"stride_a", Operand::kA, p.stride_a},
+                 {"stride_b", Operand::kB, p.stride_b},
+                 {"stride_c", Operand::kC, p.stride_c}};
+  for (const auto& s : strides) {
+    if (s.stride != tight_stride(p, s.operand)) {
+      label += format(" %s=%lld", s.name, static_cast<long long>(s.stride));
+    }
+  }
+  return label;
+}
+
+// A field that does not apply with one batch entry: empty in the CSV, null in
+// the JSON.
+std::optional<std::int64_t> batch_stride(const Problem& p, std::int64_t stride) {
+  return p.batch > 1 ? std::optional<std::int64_t>(stride) : std::nullopt;
+}
+
 // RFC 4180: quote a field holding a separator, quote or newline.
 std::string csv_field(const std::string& value) {
   if (value.find_first_of(",\"\n") == std::string::npos) return value;
@@ -118,31 +144,40 @@ std::vector<std::string> header_lines(const RunInfo& info) {
 
 void print_table(std::FILE* out, const std::vector<Result>& results) {
   std::size_t kernel_w = 6;
+  std::size_t batch_w = 5;
   std::size_t dtype_w = 5;
   std::size_t ld_w = 2;
   for (const Result& r : results) {
     kernel_w = std::max(kernel_w, r.kernel.size());
+    batch_w = std::max(batch_w, batch_label(r.problem).size());
     dtype_w = std::max(dtype_w, dtype_label(r.problem).size());
     ld_w = std::max(ld_w, ld_label(r.problem).size());
   }
   const auto kw = static_cast<int>(kernel_w);
+  const auto bw = static_cast<int>(batch_w);
   const auto dw = static_cast<int>(dtype_w);
   const auto lw = static_cast<int>(ld_w);
-  std::fprintf(out, "%-*s %6s %6s %6s  %-*s %-6s %-*s %10s %8s %8s %6s %8s  %s\n", kw, "kernel",
-               "M", "N", "K", dw, "dtype", "layout", lw, "ld", "ms", "TFLOP/s", "cuBLAS", "ratio",
-               "rel_err", "status");
+  // The status and the config come last: they vary most in length. A
+  // registry row's config is fixed by its name (and in the result files), so
+  // the table gives it only for the rows whose name does not say what ran:
+  // tcgemm (the dispatcher's pick) and cuBLAS (the call).
+  std::fprintf(out, "%-*s %6s %6s %6s %-*s  %-*s %-6s %-*s %6s %10s %8s %8s %6s %8s  %s  %s\n", kw,
+               "kernel", "M", "N", "K", bw, "batch", dw, "dtype", "layout", lw, "ld", "offset",
+               "ms", "TFLOP/s", "cuBLAS", "ratio", "rel_err", "status", "config");
   for (const Result& r : results) {
     const Problem& p = r.problem;
     const Derived d = derive(r);
     const std::string median = r.timing ? format("%.4f", r.timing->median_ms) : "-";
     const std::string rel_err = r.error ? format("%.1e", r.error->rel_fro) : "-";
-    std::fprintf(out, "%-*s %6lld %6lld %6lld  %-*s %-6s %-*s %10s %8s %8s %6s %8s  %s\n", kw,
-                 r.kernel.c_str(), static_cast<long long>(p.m), static_cast<long long>(p.n),
-                 static_cast<long long>(p.k), dw, dtype_label(p).c_str(),
-                 layouts_name(p.layouts).c_str(), lw, ld_label(p).c_str(), median.c_str(),
-                 format_optional(d.tflops, "%.1f").c_str(),
-                 format_optional(d.cublas_tflops, "%.1f").c_str(),
-                 format_optional(d.ratio, "%.2f").c_str(), rel_err.c_str(), r.status.c_str());
+    const bool show_config = r.kind != Contender::Kind::kRegistry && !r.config.empty();
+    std::fprintf(
+        out, "%-*s %6lld %6lld %6lld %-*s  %-*s %-6s %-*s %6lld %10s %8s %8s %6s %8s  %s  %s\n", kw,
+        r.kernel.c_str(), static_cast<long long>(p.m), static_cast<long long>(p.n),
+        static_cast<long long>(p.k), bw, batch_label(p).c_str(), dw, dtype_label(p).c_str(),
+        layouts_name(p.layouts).c_str(), lw, ld_label(p).c_str(), static_cast<long long>(p.offset),
+        median.c_str(), format_optional(d.tflops, "%.1f").c_str(),
+        format_optional(d.cublas_tflops, "%.1f").c_str(), format_optional(d.ratio, "%.2f").c_str(),
+        rel_err.c_str(), r.status.c_str(), show_config ? r.config.c_str() : "-");
   }
 }
 
@@ -159,12 +194,12 @@ void print_hazard_problem(std::FILE* out, std::span<const HazardReport> reports)
   const Problem& p = reports.front().problem;
   const double tolerance = testing::tolerance_for(p.output);
   std::fprintf(out,
-               "\n%lldx%lldx%lld %s %s, ld %s, alpha %g, beta %g: a run is wrong when C has a "
-               "non-finite element or rel_err >= %.0e\n",
+               "\n%lldx%lldx%lld %s %s, batch %s, ld %s, offset %lld, alpha %g, beta %g: a run is "
+               "wrong when C has a non-finite element or rel_err >= %.0e (in any batch entry)\n",
                static_cast<long long>(p.m), static_cast<long long>(p.n),
                static_cast<long long>(p.k), dtype_label(p).c_str(), layouts_name(p.layouts).c_str(),
-               ld_label(p).c_str(), static_cast<double>(p.alpha), static_cast<double>(p.beta),
-               tolerance);
+               batch_label(p).c_str(), ld_label(p).c_str(), static_cast<long long>(p.offset),
+               static_cast<double>(p.alpha), static_cast<double>(p.beta), tolerance);
   std::fprintf(out, "%s\n", hazard_table_header().c_str());
   for (const HazardReport& r : reports) {
     for (const HazardRun& run : r.runs) {
@@ -173,6 +208,10 @@ void print_hazard_problem(std::FILE* out, std::span<const HazardReport> reports)
   }
   std::fprintf(out, "summary:\n");
   for (const HazardReport& r : reports) {
+    // The dispatcher's row says what it ran (a registry row's name does).
+    if (r.kind == Contender::Kind::kDispatcher && !r.config.empty()) {
+      std::fprintf(out, "%s runs %s\n", r.kernel.c_str(), r.config.c_str());
+    }
     if (r.runs.empty()) {
       std::fprintf(out, "%s: %s\n", r.kernel.c_str(), r.status.c_str());
       continue;
@@ -186,19 +225,25 @@ void print_hazard_problem(std::FILE* out, std::span<const HazardReport> reports)
 
 void write_csv(std::ostream& out, const RunInfo& info, const std::vector<Result>& results) {
   for (const std::string& line : header_lines(info)) out << "# " << line << '\n';
-  out << "M,N,K,dtype,out_dtype,layout,lda,ldb,ldc,kernel,median_ms,min_ms,max_ms,tflops,"
-         "cublas_tflops,ratio,rel_err,max_abs_err,status,gpu,sm_clock_mhz,seed,command,"
-         "alpha,beta,l2_sets,launches_per_sample\n";
+  out << "M,N,K,batch,dtype,out_dtype,layout,lda,ldb,ldc,stride_a,stride_b,stride_c,offset,"
+         "kernel,config,median_ms,min_ms,max_ms,tflops,cublas_tflops,ratio,rel_err,max_abs_err,"
+         "status,gpu,sm_clock_mhz,seed,command,alpha,beta,l2_sets,launches_per_sample\n";
   for (const Result& r : results) {
     const Problem& p = r.problem;
     const Derived d = derive(r);
     const auto timing_field = [&r](double Timing::*field) {
       return r.timing ? csv_number((*r.timing).*field) : std::string();
     };
-    out << p.m << ',' << p.n << ',' << p.k << ',' << to_string(p.input) << ','
+    const auto stride_field = [&p](std::int64_t stride) {
+      const std::optional<std::int64_t> v = batch_stride(p, stride);
+      return v ? std::to_string(*v) : std::string();
+    };
+    out << p.m << ',' << p.n << ',' << p.k << ',' << p.batch << ',' << to_string(p.input) << ','
         << to_string(p.output) << ',' << layouts_name(p.layouts) << ',' << p.lda << ',' << p.ldb
-        << ',' << p.ldc << ',' << csv_field(r.kernel) << ',' << timing_field(&Timing::median_ms)
-        << ',' << timing_field(&Timing::min_ms) << ',' << timing_field(&Timing::max_ms) << ','
+        << ',' << p.ldc << ',' << stride_field(p.stride_a) << ',' << stride_field(p.stride_b) << ','
+        << stride_field(p.stride_c) << ',' << p.offset << ',' << csv_field(r.kernel) << ','
+        << csv_field(r.config) << ',' << timing_field(&Timing::median_ms) << ','
+        << timing_field(&Timing::min_ms) << ',' << timing_field(&Timing::max_ms) << ','
         << csv_number(d.tflops) << ',' << csv_number(d.cublas_tflops) << ',' << csv_number(d.ratio)
         << ',' << (r.error ? csv_number(r.error->rel_fro) : std::string()) << ','
         << (r.error ? csv_number(r.error->max_abs) : std::string()) << ',' << csv_field(r.status)
@@ -241,15 +286,21 @@ void write_json(std::ostream& out, const RunInfo& info, const std::vector<Result
         {"M", p.m},
         {"N", p.n},
         {"K", p.k},
+        {"batch", p.batch},
         {"dtype", to_string(p.input)},
         {"out_dtype", to_string(p.output)},
         {"layout", layouts_name(p.layouts)},
         {"lda", p.lda},
         {"ldb", p.ldb},
         {"ldc", p.ldc},
+        {"stride_a", nullable(batch_stride(p, p.stride_a))},
+        {"stride_b", nullable(batch_stride(p, p.stride_b))},
+        {"stride_c", nullable(batch_stride(p, p.stride_c))},
+        {"offset", p.offset},
         {"alpha", p.alpha},
         {"beta", p.beta},
         {"kernel", r.kernel},
+        {"config", r.config.empty() ? Json(nullptr) : Json(r.config)},
         {"median_ms", timing(&Timing::median_ms)},
         {"min_ms", timing(&Timing::min_ms)},
         {"max_ms", timing(&Timing::max_ms)},
@@ -261,6 +312,8 @@ void write_json(std::ostream& out, const RunInfo& info, const std::vector<Result
         {"max_abs_err", error(&testing::ErrorStats::max_abs)},
         {"max_abs_row", error(&testing::ErrorStats::max_row)},
         {"max_abs_col", error(&testing::ErrorStats::max_col)},
+        {"max_abs_entry", error(&BatchErrorStats::max_abs_entry)},
+        {"rel_err_entry", error(&BatchErrorStats::rel_fro_entry)},
         {"nonfinite", error(&testing::ErrorStats::nonfinite)},
         {"status", r.status},
         {"sm_clock_mhz", nullable(r.sm_clock_mhz)},

@@ -32,11 +32,6 @@ std::size_t round_up(std::size_t value, std::size_t multiple) {
   return (value + multiple - 1) / multiple * multiple;
 }
 
-std::size_t matrix_bytes(std::int64_t rows, std::int64_t cols, Layout layout, std::int64_t ld,
-                         DType dtype) {
-  return static_cast<std::size_t>(testing::span_elements(rows, cols, layout, ld)) * size_of(dtype);
-}
-
 class CudaEvent {
  public:
   CudaEvent() { check_cuda(cudaEventCreate(&event_), "cudaEventCreate"); }
@@ -87,16 +82,37 @@ struct Launch {
 };
 using Launcher = std::function<Launch(const GemmArgs&)>;
 
-Launcher tcgemm_launcher(const KernelInfo& kernel) {
-  return [&kernel](const GemmArgs& args) -> Launch {
-    const Status s = gemm(args, GemmOptions{.kernel = kernel.name});
-    if (s.ok()) return {};
-    clear_pending_error();
-    // gemm() refuses any device but sm_90, also for a kernel whose constraints
-    // name no architecture: that is a skip, not a kernel failure.
-    if (s.code == StatusCode::kArchMismatch) return {Launch::Kind::kSkipped, s.message};
-    return {Launch::Kind::kError, std::string(to_string(s.code)) + ": " + s.message};
+// What a tcgemm::gemm status comes to. gemm() refuses any device but sm_90,
+// also for a kernel whose constraints name no architecture: that is a skip,
+// not a kernel failure. `not_supported_skips`: kNotSupported is a skip too
+// (the dispatcher has no kernel for the problem; a registry kernel's
+// constraints were checked before it was launched, so there it is an error).
+Launch launch_outcome(const Status& s, bool not_supported_skips) {
+  if (s.ok()) return {};
+  clear_pending_error();
+  const std::string message = std::string(to_string(s.code)) + ": " + s.message;
+  if (s.code == StatusCode::kArchMismatch) return {Launch::Kind::kSkipped, s.message};
+  if (s.code == StatusCode::kNotSupported && not_supported_skips) {
+    return {Launch::Kind::kSkipped, message};
+  }
+  return {Launch::Kind::kError, message};
+}
+
+Launcher registry_launcher(const KernelInfo& kernel) {
+  return [&kernel](const GemmArgs& args) {
+    return launch_outcome(gemm(args, GemmOptions{.kernel = kernel.name}),
+                          /*not_supported_skips=*/false);
   };
+}
+
+Launcher dispatcher_launcher() {
+  return
+      [](const GemmArgs& args) { return launch_outcome(gemm(args), /*not_supported_skips=*/true); };
+}
+
+// The cuBLAS call testing::cublas_gemm makes for `args`.
+std::string_view cublas_call(const GemmArgs& args) {
+  return args.batch_count == 1 ? "cublasGemmEx" : "cublasGemmStridedBatchedEx";
 }
 
 Launcher cublas_launcher(cublasHandle_t handle) {
@@ -104,7 +120,7 @@ Launcher cublas_launcher(cublasHandle_t handle) {
     const cublasStatus_t s = testing::cublas_gemm(handle, args);
     if (s == CUBLAS_STATUS_SUCCESS) return {};
     clear_pending_error();
-    std::string message = std::string("cublasGemmEx: ") + cublasGetStatusString(s);
+    std::string message = std::string(cublas_call(args)) + ": " + cublasGetStatusString(s);
     // cuBLAS lacks some dtype pairs the API has (bf16 inputs to fp16 output).
     if (s == CUBLAS_STATUS_NOT_SUPPORTED) return {Launch::Kind::kSkipped, std::move(message)};
     return {Launch::Kind::kError, std::move(message)};
@@ -113,10 +129,11 @@ Launcher cublas_launcher(cublasHandle_t handle) {
 
 // How a problem's operands are laid out in device memory: one C's bytes, the
 // distance between consecutive buffer sets in each operand's pool, and how
-// many sets timing rotates through. Pure arithmetic; check_size() has made
-// sure none of it overflows.
+// many sets timing rotates through. Each set holds every batch entry of each
+// operand, after the problem's base offset. Pure arithmetic; check_size() has
+// made sure none of it overflows.
 struct SetPlan {
-  std::size_t c_bytes = 0;  // one C, padding included
+  std::size_t c_bytes = 0;  // from C's base pointer to the end of its last entry, padding included
   std::size_t a_stride = 0;
   std::size_t b_stride = 0;
   std::size_t c_stride = 0;
@@ -124,11 +141,14 @@ struct SetPlan {
 };
 
 SetPlan plan_sets(const Problem& p, std::int64_t l2_bytes) {
+  const auto bytes = [&p](Operand operand) {
+    return static_cast<std::size_t>(*operand_bytes(p, operand));
+  };
   SetPlan plan;
-  plan.c_bytes = matrix_bytes(p.m, p.n, p.layouts.c, p.ldc, p.output);
-  plan.a_stride = round_up(matrix_bytes(p.m, p.k, p.layouts.a, p.lda, p.input), kSetAlignment);
-  plan.b_stride = round_up(matrix_bytes(p.k, p.n, p.layouts.b, p.ldb, p.input), kSetAlignment);
-  plan.c_stride = round_up(plan.c_bytes, kSetAlignment);
+  plan.c_bytes = bytes(Operand::kC) - static_cast<std::size_t>(p.offset) * size_of(p.output);
+  plan.a_stride = round_up(bytes(Operand::kA), kSetAlignment);
+  plan.b_stride = round_up(bytes(Operand::kB), kSetAlignment);
+  plan.c_stride = round_up(bytes(Operand::kC), kSetAlignment);
   // Sizes are >= 1 (the CLI insists), so every stride is >= kSetAlignment.
   const std::size_t set_bytes = plan.a_stride + plan.b_stride + plan.c_stride;
   const auto rotate_bytes = static_cast<std::size_t>(kL2Multiple * l2_bytes);
@@ -184,24 +204,67 @@ class OperandSets {
   DeviceBuffer c_;
 };
 
-// The GEMM workspace (GemmArgs::workspace) of every tcgemm launch on one
-// problem: one buffer, the largest that `kernels` ask for this problem
-// (cuBLAS, nullptr, and kernels without a workspace function ask for none),
-// zeroed once. A kernel leaves it reusable (the API's contract), so the
-// verified and the timed runs of every kernel share it. Throws
-// testing::DeviceAllocError when it does not fit.
+// A problem's contenders made ready to run: a launcher for each, except a
+// registry kernel whose constraints refuse the problem (its reason instead),
+// and the GEMM workspace (GemmArgs::workspace) they share: the largest that
+// any of them asks for this problem.
+struct Lineup {
+  std::vector<std::optional<Launcher>> launchers;  // one per contender
+  std::vector<std::string> skip_reasons;           // one per contender; "" where it launches
+  std::size_t workspace_bytes = 0;
+};
+
+Lineup line_up(std::span<const Contender> contenders, const GemmArgs& args, const DeviceCaps& caps,
+               cublasHandle_t cublas) {
+  Lineup lineup;
+  const auto need_workspace = [&lineup](std::size_t bytes) {
+    lineup.workspace_bytes = std::max(lineup.workspace_bytes, bytes);
+  };
+  for (const Contender& contender : contenders) {
+    std::optional<Launcher>& launcher = lineup.launchers.emplace_back();
+    std::string& reason = lineup.skip_reasons.emplace_back();
+    switch (contender.kind) {
+      case Contender::Kind::kRegistry: {
+        const KernelInfo& kernel = *contender.kernel;
+        reason = check_constraints(kernel.constraints, args, caps);
+        if (!reason.empty()) break;
+        launcher = registry_launcher(kernel);
+        // A workspace function assumes check_constraints passed.
+        if (kernel.workspace_bytes != nullptr) need_workspace(kernel.workspace_bytes(args));
+        break;
+      }
+      case Contender::Kind::kDispatcher:
+        launcher = dispatcher_launcher();
+        need_workspace(workspace_size(args));  // what the user is told to give gemm()
+        break;
+      case Contender::Kind::kCublas:
+        launcher = cublas_launcher(cublas);
+        break;
+    }
+  }
+  return lineup;
+}
+
+// Result::config: what `contender` runs on `args` (workspace attached, so the
+// dispatcher is asked about the very call it gets).
+std::string describe_contender(const Contender& contender, const GemmArgs& args) {
+  if (contender.kind == Contender::Kind::kCublas) return std::string(cublas_call(args));
+  const Description d = contender.kind == Contender::Kind::kDispatcher
+                            ? describe(args)
+                            : describe(args, GemmOptions{.kernel = contender.name});
+  if (!d.status.ok()) return {};
+  if (d.config.empty()) return d.kernel;
+  if (d.kernel.empty()) return d.config;  // a BLAS quick return: no GEMM kernel ran
+  return d.kernel + ": " + d.config;
+}
+
+// The GEMM workspace of every tcgemm launch on one problem: one buffer of
+// Lineup::workspace_bytes, zeroed once. A kernel leaves it reusable (the
+// API's contract), so the verified and the timed runs of every kernel share
+// it. Throws testing::DeviceAllocError when it does not fit.
 class GemmWorkspace {
  public:
-  // `kernels` must all accept `args` (check_constraints passed): that is what
-  // a workspace function assumes.
-  GemmWorkspace(std::span<const KernelInfo* const> kernels, const GemmArgs& args,
-                cudaStream_t stream) {
-    std::size_t bytes = 0;
-    for (const KernelInfo* kernel : kernels) {
-      if (kernel != nullptr && kernel->workspace_bytes != nullptr) {
-        bytes = std::max(bytes, kernel->workspace_bytes(args));
-      }
-    }
+  GemmWorkspace(std::size_t bytes, cudaStream_t stream) {
     buffer_ = DeviceBuffer(bytes);
     if (bytes > 0) {
       check_cuda(cudaMemsetAsync(buffer_.get(), 0, bytes, stream),
@@ -222,13 +285,16 @@ class GemmWorkspace {
 
 // The checked runs on set 0: reference once, then for each launcher two runs
 // from the same starting C, compared with the reference and with each other.
+// The verification toolkit checks one matrix at a time, so a batch is
+// referenced and compared entry by entry, and every entry must pass
+// (BatchErrorStats).
 class Verifier {
  public:
   Verifier(const GemmArgs& args, std::size_t c_bytes, cudaStream_t stream)
       : args_(args),
         c_bytes_(c_bytes),
         stream_(stream),
-        ref_(sizeof(float) * static_cast<std::size_t>(args.m * args.n)),
+        ref_(sizeof(float) * static_cast<std::size_t>(args.m * args.n * args.batch_count)),
         first_(c_bytes) {
     // With beta != 0 the reference reads set 0's random C: keep that C0 to
     // restore before every checked run.
@@ -237,14 +303,16 @@ class Verifier {
       check_cuda(cudaMemcpyAsync(c0_.get(), args.c.ptr, c_bytes, cudaMemcpyDeviceToDevice, stream),
                  "cudaMemcpyAsync (keep C0)");
     }
-    testing::reference_gemm(args, static_cast<float*>(ref_.get()), stream);
+    for (std::int64_t entry = 0; entry < args.batch_count; ++entry) {
+      testing::reference_gemm(batch_entry(args, entry), entry_ref(entry), stream);
+    }
     sync_or_throw(stream, "reference GEMM");
   }
 
   // What two runs from the same starting C came to.
   struct Checked {
-    testing::ErrorStats stats;  // the first run against the reference
-    bool repeatable = false;    // the second run gave the same bits
+    BatchErrorStats stats;    // the first run against the reference
+    bool repeatable = false;  // the second run gave the same bits (all entries)
   };
 
   // The two runs; nullopt, with result's status set, when the launcher
@@ -252,7 +320,10 @@ class Verifier {
   std::optional<Checked> check(const Launcher& launch, Result& result) {
     if (!run_once(launch, result)) return std::nullopt;
     Checked checked;
-    checked.stats = testing::compare(args_, ref(), stream_);
+    for (std::int64_t entry = 0; entry < args_.batch_count; ++entry) {
+      add_entry(checked.stats,
+                testing::compare(batch_entry(args_, entry), entry_ref(entry), stream_), entry);
+    }
     check_cuda(
         cudaMemcpyAsync(first_.get(), args_.c.ptr, c_bytes_, cudaMemcpyDeviceToDevice, stream_),
         "cudaMemcpyAsync (keep the first run's C)");
@@ -264,7 +335,7 @@ class Verifier {
   void verify(const Launcher& launch, Result& result) {
     const std::optional<Checked> checked = check(launch, result);
     if (!checked) return;
-    const testing::ErrorStats& stats = checked->stats;
+    const BatchErrorStats& stats = checked->stats;
     const bool repeatable = checked->repeatable;
     result.error = stats;
 
@@ -281,7 +352,10 @@ class Verifier {
   }
 
  private:
-  const float* ref() const { return static_cast<const float*>(ref_.get()); }
+  // Entry `entry` of the reference: M x N, column-major, ld = M.
+  float* entry_ref(std::int64_t entry) const {
+    return static_cast<float*>(ref_.get()) + entry * args_.m * args_.n;
+  }
 
   // C back to its checked-run start: NaN poison, or C0 when beta != 0.
   void reset_c() {
@@ -394,14 +468,11 @@ std::vector<TimingOutcome> time_interleaved(const std::vector<Launcher>& launche
 
 }  // namespace
 
-bool kernel_selected(std::string_view name, const std::vector<std::string>& filters) {
-  return filters.empty() || std::any_of(filters.begin(), filters.end(), [name](const auto& f) {
-           return name.find(f) != std::string_view::npos;
-         });
-}
-
 Runner::Runner(const DeviceInfo& device, RunOptions options, const ClockReader& clocks)
-    : device_(device), options_(std::move(options)), clocks_(clocks) {
+    : device_(device),
+      options_(std::move(options)),
+      clocks_(clocks),
+      contenders_(select_contenders(options_.kernel_filters)) {
   check_cuda(cudaSetDevice(device.device), "cudaSetDevice");
   check_cuda(cudaStreamCreate(&stream_), "cudaStreamCreate");
   if (const cublasStatus_t s = cublasCreate(&cublas_); s != CUBLAS_STATUS_SUCCESS) {
@@ -420,19 +491,14 @@ void Runner::run(const Problem& problem, std::vector<Result>& results) {
   // leaves the problem's rows in the report ("not run" where it never got to).
   const std::size_t first_row = results.size();
   const int l2_sets = plan_sets(problem, device_.l2_bytes).sets;
-  std::vector<const KernelInfo*> kernels;
-  const auto add_row = [&](std::string_view name, const KernelInfo* kernel) {
+  for (const Contender& contender : contenders_) {
     Result& row = results.emplace_back();
     row.problem = problem;
-    row.kernel = name;
+    row.kind = contender.kind;
+    row.kernel = contender.name;
     row.status = "not run";
     row.l2_sets = l2_sets;
-    kernels.push_back(kernel);
-  };
-  for (const KernelInfo& kernel : registry()) {
-    if (kernel_selected(kernel.name, options_.kernel_filters)) add_row(kernel.name, &kernel);
   }
-  add_row(kCublasName, nullptr);
   const std::span<Result> rows = std::span<Result>(results).subspan(first_row);
 
   // Out of memory ends this problem only: the buffers allocated so far are
@@ -445,7 +511,7 @@ void Runner::run(const Problem& problem, std::vector<Result>& results) {
     }
   };
   try {
-    measure(problem, kernels, rows);
+    measure(problem, rows);
   } catch (const testing::DeviceAllocError& e) {
     // Any other code than out-of-memory means the context is unusable.
     if (e.error() != cudaErrorMemoryAllocation) throw DeviceFault(e.what());
@@ -460,17 +526,12 @@ void Runner::run(const Problem& problem, std::vector<Result>& results) {
 void Runner::run_hazard(const Problem& problem, int runs, std::vector<HazardReport>& reports,
                         const HazardProgress& progress) {
   const std::size_t first_report = reports.size();
-  std::vector<const KernelInfo*> kernels;
-  const auto add_report = [&](std::string_view name, const KernelInfo* kernel) {
+  for (const Contender& contender : contenders_) {
     HazardReport& report = reports.emplace_back();
     report.problem = problem;
-    report.kernel = name;
-    kernels.push_back(kernel);
-  };
-  for (const KernelInfo& kernel : registry()) {
-    if (kernel_selected(kernel.name, options_.kernel_filters)) add_report(kernel.name, &kernel);
+    report.kind = contender.kind;
+    report.kernel = contender.name;
   }
-  add_report(kCublasName, nullptr);
   const std::span<HazardReport> rows = std::span<HazardReport>(reports).subspan(first_report);
 
   const auto fail_unfinished = [&rows](const std::string& status) {
@@ -481,7 +542,7 @@ void Runner::run_hazard(const Problem& problem, int runs, std::vector<HazardRepo
     }
   };
   try {
-    hazard_runs(problem, runs, kernels, rows, progress);
+    hazard_runs(problem, runs, rows, progress);
   } catch (const testing::DeviceAllocError& e) {
     if (e.error() != cudaErrorMemoryAllocation) throw DeviceFault(e.what());
     fail_unfinished("out of memory: cudaMalloc of " + std::to_string(e.bytes()) + " bytes failed");
@@ -490,32 +551,27 @@ void Runner::run_hazard(const Problem& problem, int runs, std::vector<HazardRepo
   }
 }
 
-void Runner::hazard_runs(const Problem& problem, int runs,
-                         std::span<const KernelInfo* const> kernels,
-                         std::span<HazardReport> reports, const HazardProgress& progress) {
+void Runner::hazard_runs(const Problem& problem, int runs, std::span<HazardReport> reports,
+                         const HazardProgress& progress) {
   // One buffer set: nothing is timed, so L2 does not matter.
   SetPlan plan = plan_sets(problem, device_.l2_bytes);
   plan.sets = 1;
   OperandSets operands(problem, plan, hazard_seed(options_.seed, 0), stream_);
   const GemmArgs operand_args = operands.args(0, stream_);
+  Lineup lineup =
+      line_up(contenders_, operand_args, DeviceCaps{device_.compute_capability}, cublas_);
+  const GemmWorkspace workspace(lineup.workspace_bytes, stream_);
+  const GemmArgs args = workspace.attach(operand_args);
 
   // A report whose launcher is gone has been skipped or has failed.
-  std::vector<std::optional<Launcher>> launchers(reports.size());
-  std::vector<const KernelInfo*> runnable;  // what the GEMM workspace is sized for
-  const DeviceCaps caps{device_.compute_capability};
+  std::vector<std::optional<Launcher>>& launchers = lineup.launchers;
   for (std::size_t i = 0; i < reports.size(); ++i) {
-    if (kernels[i] == nullptr) {
-      launchers[i] = cublas_launcher(cublas_);
-    } else if (std::string reason = check_constraints(kernels[i]->constraints, operand_args, caps);
-               !reason.empty()) {
-      reports[i].status = "skipped: " + reason;
+    if (launchers[i]) {
+      reports[i].config = describe_contender(contenders_[i], args);
     } else {
-      launchers[i] = tcgemm_launcher(*kernels[i]);
-      runnable.push_back(kernels[i]);
+      reports[i].status = "skipped: " + lineup.skip_reasons[i];
     }
   }
-  const GemmWorkspace workspace(runnable, operand_args, stream_);
-  const GemmArgs args = workspace.attach(operand_args);
 
   for (int run = 0; run < runs; ++run) {
     const std::uint64_t seed = hazard_seed(options_.seed, run);
@@ -553,32 +609,26 @@ void Runner::hazard_runs(const Problem& problem, int runs,
   }
 }
 
-void Runner::measure(const Problem& problem, std::span<const KernelInfo* const> kernels,
-                     std::span<Result> rows) {
+void Runner::measure(const Problem& problem, std::span<Result> rows) {
   const OperandSets operands(problem, plan_sets(problem, device_.l2_bytes), options_.seed, stream_);
   const GemmArgs operand_args = operands.args(0, stream_);
+  const Lineup lineup =
+      line_up(contenders_, operand_args, DeviceCaps{device_.compute_capability}, cublas_);
+  const GemmWorkspace workspace(lineup.workspace_bytes, stream_);
+  const GemmArgs args = workspace.attach(operand_args);
 
   std::vector<std::pair<std::size_t, Launcher>> candidates;
-  std::vector<const KernelInfo*> runnable;  // what the GEMM workspace is sized for
-  const DeviceCaps caps{device_.compute_capability};
-  std::size_t cublas_row = 0;
   for (std::size_t row = 0; row < rows.size(); ++row) {
-    const KernelInfo* kernel = kernels[row];
-    if (kernel == nullptr) {
-      cublas_row = row;
-      candidates.emplace_back(row, cublas_launcher(cublas_));
-    } else if (std::string reason = check_constraints(kernel->constraints, operand_args, caps);
-               !reason.empty()) {
-      rows[row].status = "skipped: " + reason;
-    } else {
-      candidates.emplace_back(row, tcgemm_launcher(*kernel));
-      runnable.push_back(kernel);
+    if (!lineup.launchers[row]) {
+      rows[row].status = "skipped: " + lineup.skip_reasons[row];
+      continue;
     }
+    rows[row].config = describe_contender(contenders_[row], args);
+    candidates.emplace_back(row, *lineup.launchers[row]);
   }
-  const GemmWorkspace workspace(runnable, operand_args, stream_);
 
   {
-    Verifier verifier(workspace.attach(operand_args), operands.c_bytes(), stream_);
+    Verifier verifier(args, operands.c_bytes(), stream_);
     for (const auto& [row, launch] : candidates) verifier.verify(launch, rows[row]);
   }  // frees the reference and the copies of C: timing needs the operands and workspace only
 
@@ -612,7 +662,8 @@ void Runner::measure(const Problem& problem, std::span<const KernelInfo* const> 
       r.sm_clock_mhz = clocks_.read().sm_mhz;
     }
   }
-  const std::optional<Timing> cublas_timing = rows[cublas_row].timing;
+  // cuBLAS is always the last row.
+  const std::optional<Timing> cublas_timing = rows.back().timing;
   for (Result& r : rows) {
     if (r.timing && cublas_timing) r.cublas_ms = cublas_timing->median_ms;
   }

@@ -1,9 +1,12 @@
-// Verification and timing of every selected kernel and cuBLAS on one problem,
-// as docs/benchmarking.md describes: seeded normal inputs, poisoned C,
-// comparison of every element with the reference GEMM, a bitwise repeat
-// check, then interleaved event timing on L2-rotated buffers.
+// Verification and timing of every selected kernel, the dispatcher and cuBLAS
+// on one problem, as docs/benchmarking.md describes: seeded normal inputs,
+// poisoned C, comparison of every element of every batch entry with the
+// reference GEMM, a bitwise repeat check, then interleaved event timing on
+// L2-rotated buffers.
 #pragma once
 
+#include "batch.h"
+#include "contenders.h"
 #include "cuda_check.h"
 #include "device_info.h"
 #include "hazard.h"
@@ -25,9 +28,6 @@
 
 namespace tcgemm::bench {
 
-// The name of cuBLAS's row in every report.
-inline constexpr std::string_view kCublasName = "cublas";
-
 struct Timing {
   double median_ms = 0.0;  // per launch
   double min_ms = 0.0;
@@ -38,12 +38,17 @@ struct Timing {
 // One row of the report: one kernel (or cuBLAS) on one problem.
 struct Result {
   Problem problem;
+  Contender::Kind kind = Contender::Kind::kRegistry;
   std::string kernel;
   // "ok", "FAIL(rel_err)", "FAIL(nonfinite)", "FAIL(repeat)", "skipped: <why>"
   // or "error: <what>".
   std::string status;
-  bool failed = false;  // verification failed or the run errored: exit status 1
-  std::optional<testing::ErrorStats> error;
+  // What ran: tcgemm::describe()'s kernel and config ("hopper-14", or
+  // "<kernel>: <config>" when it names a configuration), the cuBLAS call, or
+  // empty when nothing did.
+  std::string config;
+  bool failed = false;                   // verification failed or the run errored: exit status 1
+  std::optional<BatchErrorStats> error;  // over every batch entry
   std::optional<Timing> timing;          // only kernels that verified are timed
   std::optional<double> cublas_ms;       // cuBLAS's median in the same run (interleaved unless
                                          // --sequential)
@@ -56,10 +61,12 @@ struct Result {
 // One kernel's report in --hazard-runs mode, on one problem.
 struct HazardReport {
   Problem problem;
+  Contender::Kind kind = Contender::Kind::kRegistry;
   std::string kernel;
   // "ran", "skipped: <why>", "error: <what>" (the runs before the error are
   // kept) or "not run" (the mode stopped on a CUDA error first).
   std::string status = "not run";
+  std::string config;   // as Result::config
   bool failed = false;  // a launch or the device failed: exit status 1
   std::vector<HazardRun> runs;
 };
@@ -71,15 +78,12 @@ struct RunOptions {
   int warmup = 5;  // launches per kernel before timing
   int iters = 30;  // timed samples per kernel
   std::uint64_t seed = 0;
-  std::vector<std::string> kernel_filters;  // substrings; empty selects every kernel
+  std::vector<std::string> kernel_filters;  // select_contenders()' filters; empty selects all
   // Unset: the standard interleaved timing. Set: the sequential diagnostic
   // (--sequential): each kernel is timed in a block of its own after this
   // many milliseconds of idle GPU, and its clock is read after its block.
   std::optional<int> sequential_rest_ms;
 };
-
-// True when `name` contains one of the filters (or there are none).
-bool kernel_selected(std::string_view name, const std::vector<std::string>& filters);
 
 class Runner {
  public:
@@ -88,20 +92,19 @@ class Runner {
   Runner(const Runner&) = delete;
   Runner& operator=(const Runner&) = delete;
 
-  // Appends rows for every selected registry kernel (skipped ones included),
-  // then cuBLAS, to `results`. The problem must have passed
-  // check_leading_dimensions() and check_size(). All device memory is
-  // released before it returns. When the problem does not fit in device (or host) memory, its
-  // unfinished rows say "error: out of memory ..." and the runner stays
-  // usable for the next problem. Throws DeviceFault when the CUDA context
+  // Appends a row for every contender (skipped ones included) to `results`.
+  // The problem must have passed check_leading_dimensions(), check_size()
+  // and check_arguments(). All device memory is released before it returns.
+  // When the problem does not fit in device (or host) memory, its unfinished
+  // rows say "error: out of memory ..." and the runner stays usable for the
+  // next problem. Throws DeviceFault when the CUDA context
   // fails, with the problem's rows kept.
   void run(const Problem& problem, std::vector<Result>& results);
 
-  // --hazard-runs: appends a report for every selected registry kernel, then
-  // one for cuBLAS (the control: a correct GEMM checked the same way), and
-  // runs each of them `runs` times, run i on fresh inputs from seed
-  // hazard_seed(options.seed, i): every run is compared with the reference
-  // GEMM of its inputs and with an immediate re-run on the same inputs
+  // --hazard-runs: appends a report for every contender (cuBLAS is the
+  // control: a correct GEMM checked the same way), and runs each of them
+  // `runs` times, run i on fresh inputs from seed hazard_seed(options.seed, i): every run is
+  // compared with the reference GEMM of its inputs and with an immediate re-run on the same inputs
   // (docs/benchmarking.md, "Hazard mode"). Nothing is timed. Out of memory
   // ends the problem's reports with an error, as in run(); throws DeviceFault
   // when the CUDA context fails, with the reports so far kept.
@@ -109,17 +112,16 @@ class Runner {
                   const HazardProgress& progress);
 
  private:
-  // run()'s work once the rows exist: `kernels[i]` is rows[i]'s registry
-  // kernel, nullptr for cuBLAS.
-  void measure(const Problem& problem, std::span<const KernelInfo* const> kernels,
-               std::span<Result> rows);
+  // run()'s work once the rows exist: rows[i] is contenders_[i]'s.
+  void measure(const Problem& problem, std::span<Result> rows);
   // run_hazard()'s work once the reports exist, as measure() for run().
-  void hazard_runs(const Problem& problem, int runs, std::span<const KernelInfo* const> kernels,
-                   std::span<HazardReport> reports, const HazardProgress& progress);
+  void hazard_runs(const Problem& problem, int runs, std::span<HazardReport> reports,
+                   const HazardProgress& progress);
 
   const DeviceInfo& device_;
   RunOptions options_;
   const ClockReader& clocks_;
+  std::vector<Contender> contenders_;  // every problem's rows, in order
   cudaStream_t stream_ = nullptr;
   cublasHandle_t cublas_ = nullptr;
 };

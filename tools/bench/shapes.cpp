@@ -2,11 +2,14 @@
 
 #include <algorithm>
 #include <array>
+#include <cstddef>
+#include <cstdint>
 
 namespace tcgemm::bench {
 namespace {
 
-constexpr std::array<std::string_view, 4> kSetNames = {"square", "worklog", "llm", "ragged"};
+constexpr std::array<std::string_view, 5> kSetNames = {"square", "worklog", "llm", "ragged",
+                                                       "batched"};
 
 std::vector<Shape> cubes(std::span<const std::int64_t> sizes) {
   std::vector<Shape> shapes;
@@ -39,14 +42,35 @@ std::vector<Shape> llm_set() {
   return shapes;
 }
 
-// Sizes that are not tile multiples, degenerate sizes, and padded leading
-// dimensions: +8 keeps 16-byte row alignment, +1 breaks it.
+// Sizes that are not tile multiples, degenerate sizes, padded leading
+// dimensions (+8 keeps 16-byte row alignment, +1 breaks it), odd K with a
+// tight lda and a misaligned base: what tile-multiple, 16-byte-aligned fast
+// paths do not cover.
 std::vector<Shape> ragged_set() {
   return {
-      {4095, 4097, 4093},    {4000, 4000, 4000},    {1, 1, 1},
-      {17, 9, 33},           {1000, 1000, 8},       {4096, 4096, 4096, 8},
-      {4096, 4096, 4096, 1}, {4095, 4097, 4093, 8}, {17, 9, 33, 1},
-      {1000, 1000, 8, 8},
+      {.m = 4095, .n = 4097, .k = 4093},  // odd everything, tight: TN's lda = K is odd
+      {.m = 4000, .n = 4000, .k = 4000},
+      {.m = 1, .n = 1, .k = 1},
+      {.m = 17, .n = 9, .k = 33},
+      {.m = 1000, .n = 1000, .k = 8},
+      {.m = 4096, .n = 4096, .k = 4096, .ld_pad = 8},
+      {.m = 4096, .n = 4096, .k = 4096, .ld_pad = 1},  // lda = ldb = ldc = 4097
+      {.m = 4095, .n = 4097, .k = 4093, .ld_pad = 8},
+      {.m = 17, .n = 9, .k = 33, .ld_pad = 1},
+      {.m = 1000, .n = 1000, .k = 8, .ld_pad = 8},
+      {.m = 4096, .n = 4096, .k = 4093},  // only K odd: aligned M and N, tight lda = 4093
+      {.m = 8191, .n = 8192, .k = 8192},  // one row short of a tile multiple
+      {.m = 4096, .n = 4096, .k = 4096, .offset = 1},  // 2-byte-aligned A, B and C
+  };
+}
+
+// Strided batches, each at the dtype it is a target for (issue 10): a few
+// large entries, and very many tiny ones that only a batched launch can fill
+// the GPU with.
+std::vector<Shape> batched_set() {
+  return {
+      {.m = 2048, .n = 2048, .k = 2048, .batch = 8, .dtype = DType::kBF16},
+      {.m = 8, .n = 64, .k = 8, .batch = 65536, .dtype = DType::kFP16},
   };
 }
 
@@ -59,6 +83,7 @@ std::optional<std::vector<Shape>> shape_set(std::string_view name) {
   if (name == "worklog") return worklog_set();
   if (name == "llm") return llm_set();
   if (name == "ragged") return ragged_set();
+  if (name == "batched") return batched_set();
   return std::nullopt;
 }
 
@@ -101,38 +126,88 @@ std::int64_t tight_ld(std::int64_t rows, std::int64_t cols, Layout layout) {
   return std::max<std::int64_t>(1, layout == Layout::kRowMajor ? cols : rows);
 }
 
-Problem make_problem(const Shape& shape, DType input, DType output, const OperandLayouts& layouts,
-                     float alpha, float beta, const LdOverride& ld) {
-  const auto pick = [&](std::int64_t given, std::int64_t rows, std::int64_t cols, Layout layout) {
+namespace {
+
+// The per-operand facts the arithmetic below needs, read from the problem.
+struct OperandView {
+  const char* ld_name;  // "lda"
+  const char* matrix;   // "A"
+  std::int64_t rows;
+  std::int64_t cols;
+  Layout layout;
+  std::int64_t ld;
+  std::int64_t stride;
+  DType dtype;
+};
+
+OperandView view(const Problem& p, Operand operand) {
+  switch (operand) {
+    case Operand::kA:
+      return {"lda", "A", p.m, p.k, p.layouts.a, p.lda, p.stride_a, p.input};
+    case Operand::kB:
+      return {"ldb", "B", p.k, p.n, p.layouts.b, p.ldb, p.stride_b, p.input};
+    case Operand::kC:
+      break;
+  }
+  return {"ldc", "C", p.m, p.n, p.layouts.c, p.ldc, p.stride_c, p.output};
+}
+
+constexpr Operand kOperands[] = {Operand::kA, Operand::kB, Operand::kC};
+
+// Elements one rows x cols matrix spans (the last element's index + 1), or
+// nullopt when that overflows int64. Sizes are >= 1 (the CLI insists).
+std::optional<std::int64_t> span_elements(const OperandView& o) {
+  const bool row_major = o.layout == Layout::kRowMajor;
+  const std::int64_t lines = row_major ? o.rows : o.cols;
+  const std::int64_t line_length = row_major ? o.cols : o.rows;
+  std::int64_t elements = 0;
+  if (__builtin_mul_overflow(lines - 1, o.ld, &elements) ||
+      __builtin_add_overflow(elements, line_length, &elements)) {
+    return std::nullopt;
+  }
+  return elements;
+}
+
+}  // namespace
+
+std::int64_t tight_stride(const Problem& p, Operand operand) {
+  return span_elements(view(p, operand)).value_or(INT64_MAX);
+}
+
+Problem make_problem(const Shape& shape, DType input, std::optional<DType> output,
+                     const OperandLayouts& layouts, float alpha, float beta, const LdOverride& ld) {
+  const auto pick_ld = [&](std::int64_t given, std::int64_t rows, std::int64_t cols,
+                           Layout layout) {
     return given != 0 ? given : tight_ld(rows, cols, layout) + shape.ld_pad;
   };
-  return {
+  const DType in = shape.dtype.value_or(input);
+  Problem p{
       .m = shape.m,
       .n = shape.n,
       .k = shape.k,
-      .input = input,
-      .output = output,
+      .input = in,
+      .output = output.value_or(in),
       .layouts = layouts,
-      .lda = pick(ld.lda, shape.m, shape.k, layouts.a),
-      .ldb = pick(ld.ldb, shape.k, shape.n, layouts.b),
-      .ldc = pick(ld.ldc, shape.m, shape.n, layouts.c),
+      .lda = pick_ld(ld.lda, shape.m, shape.k, layouts.a),
+      .ldb = pick_ld(ld.ldb, shape.k, shape.n, layouts.b),
+      .ldc = pick_ld(ld.ldc, shape.m, shape.n, layouts.c),
       .alpha = alpha,
       .beta = beta,
+      .batch = shape.batch,
+      .offset = shape.offset,
   };
+  // With one entry the API ignores strides; they stay 0.
+  if (p.batch > 1) {
+    p.stride_a = ld.stride_a.value_or(tight_stride(p, Operand::kA));
+    p.stride_b = ld.stride_b.value_or(tight_stride(p, Operand::kB));
+    p.stride_c = ld.stride_c.value_or(tight_stride(p, Operand::kC));
+  }
+  return p;
 }
 
 std::string check_leading_dimensions(const Problem& p) {
-  const struct {
-    const char* ld_name;
-    const char* matrix;
-    std::int64_t ld, rows, cols;
-    Layout layout;
-  } operands[] = {
-      {"lda", "A", p.lda, p.m, p.k, p.layouts.a},
-      {"ldb", "B", p.ldb, p.k, p.n, p.layouts.b},
-      {"ldc", "C", p.ldc, p.m, p.n, p.layouts.c},
-  };
-  for (const auto& o : operands) {
+  for (const Operand operand : kOperands) {
+    const OperandView o = view(p, operand);
     const std::int64_t tight = tight_ld(o.rows, o.cols, o.layout);
     if (o.ld < tight) {
       return std::string(o.ld_name) + "=" + std::to_string(o.ld) + " is smaller than " +
@@ -144,20 +219,27 @@ std::string check_leading_dimensions(const Problem& p) {
   return {};
 }
 
-namespace {
-
-// Bytes a rows x cols matrix in `layout` with leading dimension `ld` spans,
-// or nullopt when that overflows int64.
-std::optional<std::int64_t> span_bytes(std::int64_t rows, std::int64_t cols, Layout layout,
-                                       std::int64_t ld, DType dtype) {
-  const bool row_major = layout == Layout::kRowMajor;
-  const std::int64_t outer = row_major ? rows : cols;
-  const std::int64_t inner = row_major ? cols : rows;
+std::optional<std::int64_t> operand_bytes(const Problem& p, Operand operand) {
+  const OperandView o = view(p, operand);
+  const std::optional<std::int64_t> span = span_elements(o);
   std::int64_t elements = 0;
   std::int64_t bytes = 0;
-  if (__builtin_mul_overflow(outer - 1, ld, &elements) ||
-      __builtin_add_overflow(elements, inner, &elements) ||
-      __builtin_mul_overflow(elements, static_cast<std::int64_t>(size_of(dtype)), &bytes)) {
+  if (!span || __builtin_mul_overflow(p.batch - 1, o.stride, &elements) ||
+      __builtin_add_overflow(elements, *span, &elements) ||
+      __builtin_add_overflow(elements, p.offset, &elements) ||
+      __builtin_mul_overflow(elements, static_cast<std::int64_t>(size_of(o.dtype)), &bytes)) {
+    return std::nullopt;
+  }
+  return bytes;
+}
+
+namespace {
+
+// The fp32 reference: M x N per batch entry.
+std::optional<std::int64_t> reference_bytes(const Problem& p) {
+  std::int64_t bytes = 0;
+  if (__builtin_mul_overflow(p.m, p.n, &bytes) || __builtin_mul_overflow(bytes, p.batch, &bytes) ||
+      __builtin_mul_overflow(bytes, std::int64_t{sizeof(float)}, &bytes)) {
     return std::nullopt;
   }
   return bytes;
@@ -166,45 +248,91 @@ std::optional<std::int64_t> span_bytes(std::int64_t rows, std::int64_t cols, Lay
 }  // namespace
 
 std::string check_size(const Problem& p) {
-  const std::optional<std::int64_t> c = span_bytes(p.m, p.n, p.layouts.c, p.ldc, p.output);
+  const std::optional<std::int64_t> c = operand_bytes(p, Operand::kC);
   // One buffer set (A, B, C), the two saved copies of C the checks keep, and
-  // the fp32 reference.
+  // the reference.
   const std::optional<std::int64_t> buffers[] = {
-      span_bytes(p.m, p.k, p.layouts.a, p.lda, p.input),
-      span_bytes(p.k, p.n, p.layouts.b, p.ldb, p.input),
-      c,
-      c,
-      c,
-      span_bytes(p.m, p.n, Layout::kColMajor, p.m, DType::kFP32),
+      operand_bytes(p, Operand::kA), operand_bytes(p, Operand::kB), c, c, c, reference_bytes(p),
   };
   std::int64_t total = 0;
   for (const std::optional<std::int64_t>& bytes : buffers) {
     if (!bytes || __builtin_add_overflow(total, *bytes, &total)) {
-      return std::to_string(p.m) + " x " + std::to_string(p.n) + " x " + std::to_string(p.k) +
-             " (lda=" + std::to_string(p.lda) + ", ldb=" + std::to_string(p.ldb) +
-             ", ldc=" + std::to_string(p.ldc) + ") needs more than 2^63 bytes of device memory";
+      std::string problem = std::to_string(p.m) + " x " + std::to_string(p.n) + " x " +
+                            std::to_string(p.k) + " (lda=" + std::to_string(p.lda) +
+                            ", ldb=" + std::to_string(p.ldb) + ", ldc=" + std::to_string(p.ldc);
+      if (p.batch > 1) {
+        problem += ", batch " + std::to_string(p.batch) + ", strides " +
+                   std::to_string(p.stride_a) + ", " + std::to_string(p.stride_b) + ", " +
+                   std::to_string(p.stride_c);
+      }
+      if (p.offset != 0) problem += ", offset " + std::to_string(p.offset);
+      return problem + ") needs more than 2^63 bytes of device memory";
     }
   }
   return {};
 }
 
+namespace {
+
+// cudaMalloc's alignment, which the bench gives every allocation.
+constexpr std::uintptr_t kAllocationAlignment = 256;
+
+std::uintptr_t round_up(std::uintptr_t value) {
+  return (value + kAllocationAlignment - 1) / kAllocationAlignment * kAllocationAlignment;
+}
+
+}  // namespace
+
+std::string check_arguments(const Problem& p) {
+  // validate() reads no memory: stand-in addresses, laid out as three
+  // allocations one after another, give it the real alignments and extents.
+  // check_size() has made the sum fit.
+  const std::uintptr_t a = kAllocationAlignment;
+  const std::uintptr_t b =
+      a + round_up(static_cast<std::uintptr_t>(*operand_bytes(p, Operand::kA)));
+  const std::uintptr_t c =
+      b + round_up(static_cast<std::uintptr_t>(*operand_bytes(p, Operand::kB)));
+  const GemmArgs args =
+      make_args(p, reinterpret_cast<const void*>(a), reinterpret_cast<const void*>(b),
+                reinterpret_cast<void*>(c), nullptr);
+  if (const Status s = validate(args); !s.ok()) {
+    return "tcgemm::validate refuses the problem: " + s.message;
+  }
+  return {};
+}
+
 GemmArgs make_args(const Problem& p, const void* a, const void* b, void* c, cudaStream_t stream) {
+  const std::size_t input_offset = static_cast<std::size_t>(p.offset) * size_of(p.input);
+  const std::size_t output_offset = static_cast<std::size_t>(p.offset) * size_of(p.output);
   return {
       .m = p.m,
       .n = p.n,
       .k = p.k,
-      .a = {.ptr = a, .dtype = p.input, .layout = p.layouts.a, .ld = p.lda},
-      .b = {.ptr = b, .dtype = p.input, .layout = p.layouts.b, .ld = p.ldb},
-      .c = {.ptr = c, .dtype = p.output, .layout = p.layouts.c, .ld = p.ldc},
+      .a = {.ptr = static_cast<const std::byte*>(a) + input_offset,
+            .dtype = p.input,
+            .layout = p.layouts.a,
+            .ld = p.lda,
+            .stride = p.stride_a},
+      .b = {.ptr = static_cast<const std::byte*>(b) + input_offset,
+            .dtype = p.input,
+            .layout = p.layouts.b,
+            .ld = p.ldb,
+            .stride = p.stride_b},
+      .c = {.ptr = static_cast<std::byte*>(c) + output_offset,
+            .dtype = p.output,
+            .layout = p.layouts.c,
+            .ld = p.ldc,
+            .stride = p.stride_c},
       .alpha = p.alpha,
       .beta = p.beta,
-      .batch_count = 1,
+      .batch_count = p.batch,
       .stream = stream,
   };
 }
 
 double flops(const Problem& p) {
-  return 2.0 * static_cast<double>(p.m) * static_cast<double>(p.n) * static_cast<double>(p.k);
+  return 2.0 * static_cast<double>(p.m) * static_cast<double>(p.n) * static_cast<double>(p.k) *
+         static_cast<double>(p.batch);
 }
 
 }  // namespace tcgemm::bench
