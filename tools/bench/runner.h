@@ -43,9 +43,9 @@ struct Result {
   // "ok", "FAIL(rel_err)", "FAIL(nonfinite)", "FAIL(repeat)", "skipped: <why>"
   // or "error: <what>".
   std::string status;
-  // What ran: tcgemm::describe()'s kernel and config ("hopper-14", or
-  // "<kernel>: <config>" when it names a configuration), the cuBLAS call, or
-  // empty when nothing did.
+  // What the row runs: tcgemm::describe()'s kernel and config
+  // ("<kernel>: <config>"), or the cuBLAS call. Set before the row's first
+  // launch, so an error row names what failed; empty for a skipped row.
   std::string config;
   bool failed = false;                   // verification failed or the run errored: exit status 1
   std::optional<BatchErrorStats> error;  // over every batch entry
