@@ -1,0 +1,985 @@
+// The product call, tcgemm::gemm(args) with the dispatcher and default
+// options, on every kind of problem validate() accepts with bf16/fp16 inputs:
+// all eight storage orders, any M, N, K >= 1, any leading dimension, any
+// element-aligned base address, fp32/bf16/fp16 output, strided batches
+// (stride 0 on A or B, gaps, overlapping inputs, C entries side by side).
+//
+// Each case is checked five ways (run_case), on guarded allocations
+// (guarded_problem.h):
+//   1. normal(0, 1) inputs, with the workspace workspace_size(args) asks for:
+//      relative Frobenius error of every batch entry against the reference
+//      GEMM under tolerance_for(out), and no byte of C's allocation outside
+//      the matrices changed (guard bands before and after, line padding,
+//      gaps between entries); C starts poisoned when beta == 0, and every
+//      input byte outside A and B is a NaN, so an unwritten element or a
+//      kernel that sums padding fails;
+//   2. the same inputs again (C restored): C bit-identical to run 1;
+//   3. the same inputs without a workspace: as 1 (another kernel may run);
+//   4. small-integer inputs (+-1 .. +-3), with the workspace: every element
+//      equal to the reference rounded to the output dtype (fp32 sums of
+//      small integers are exact), and C's surroundings untouched;
+//   5. as 4 without a workspace;
+//   and after each input set, A and B (with their padding and guards)
+//   unchanged.
+// (3 and 5 are skipped when the dispatcher asks for no workspace: 1 and 4
+// already ran without one.) One workspace serves all the cases of a test:
+// zeroed once, then reused, as the README allows.
+//
+// The sweep (ProdSweep.EverySampledProblem...) samples the CUTLASS-profiler
+// style cross product with a seeded stratified sampler (see sweep_cases());
+// TCGEMM_SWEEP_SEED, TCGEMM_SWEEP_CASES and TCGEMM_SWEEP_CASE (run one case
+// by index) reproduce or widen it. Each failing case is printed with every
+// parameter, the kernel describe() names and what failed.
+#include <algorithm>
+#include <cerrno>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <functional>
+#include <map>
+#include <numeric>
+#include <sstream>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "guarded_problem.h"
+
+namespace tcgemm_test {
+namespace {
+
+// ---- one case -------------------------------------------------------------------------
+
+// What computes C: the product call, or, to check the checks themselves,
+// cuBLAS (one cublasGemmEx per batch entry).
+struct Backend {
+  std::string name;
+  std::function<Status(const GemmArgs&)> gemm;
+  bool is_product = true;  // describe() and the workspace apply
+};
+
+Backend product_backend() {
+  return {"tcgemm::gemm", [](const GemmArgs& args) { return tcgemm::gemm(args); }, true};
+}
+
+Backend cublas_backend(cublasHandle_t handle) {
+  auto gemm = [handle](const GemmArgs& args) {
+    for (std::int64_t b = 0; b < args.batch_count; ++b) {
+      GemmArgs one = args;
+      one.batch_count = 1;
+      auto at = [b](const void* ptr, DType dtype, std::int64_t stride) {
+        return static_cast<const unsigned char*>(ptr) +
+               static_cast<std::size_t>(b * stride) * tcgemm::size_of(dtype);
+      };
+      one.a.ptr = at(args.a.ptr, args.a.dtype, args.a.stride);
+      one.b.ptr = at(args.b.ptr, args.b.dtype, args.b.stride);
+      one.c.ptr = const_cast<unsigned char*>(at(args.c.ptr, args.c.dtype, args.c.stride));
+      const cublasStatus_t s = tcgemm::testing::cublas_gemm(handle, one);
+      if (s != CUBLAS_STATUS_SUCCESS) {
+        return Status{StatusCode::kCudaError, "cublas_gemm: status " + std::to_string(s)};
+      }
+    }
+    return Status::success();
+  };
+  return {"cuBLAS", gemm, false};
+}
+
+struct CaseResult {
+  Findings findings;
+  std::string kernel;      // what describe() names, with the workspace (and without, if different)
+  std::string kernel_key;  // the kernel and its config's name, for the summary's histogram
+  std::size_t workspace_bytes = 0;
+};
+
+// "prod (prod-64x64)" for a kernel whose config text starts "prod-64x64: ...".
+std::string kernel_key(const tcgemm::Description& d) {
+  if (!d.status.ok()) return "describe-failed";
+  const std::size_t colon = d.config.find(':');
+  const std::string head = d.config.substr(0, colon);
+  if (colon == std::string::npos || head.empty() || head.find(' ') != std::string::npos ||
+      head == d.kernel) {
+    return d.kernel;
+  }
+  return d.kernel + " (" + head + ")";
+}
+
+std::string kernel_text(const tcgemm::Description& d) {
+  if (!d.status.ok()) {
+    return "describe: " + std::string(tcgemm::to_string(d.status.code)) + ": " + d.status.message;
+  }
+  return (d.kernel.empty() ? std::string("(no GEMM kernel)") : d.kernel) + " [" + d.config + "]";
+}
+
+// Runs `c` through the backend five ways (see the top of the file), adding
+// what failed to r. Throws CudaError when a CUDA call fails (e.g. after a
+// kernel faulted); r keeps what was found until then.
+void run_case(const GemmCase& c, SharedWorkspace& workspace, const Backend& backend,
+              CaseResult& r) {
+  GuardedProblem p(c);
+  if (const Status v = tcgemm::validate(p.args()); !v.ok()) {
+    r.findings.push_back("the test built a problem validate() refuses (test defect): " +
+                         std::string(tcgemm::to_string(v.code)) + ": " + v.message);
+    return;
+  }
+  GemmArgs with_ws = p.args();
+  const GemmArgs without_ws = p.args();
+  if (backend.is_product) {
+    r.workspace_bytes = workspace.attach(with_ws);
+    const tcgemm::Description d = tcgemm::describe(with_ws);
+    r.kernel = kernel_text(d);
+    r.kernel_key = kernel_key(d);
+    if (!d.status.ok()) r.findings.push_back(r.kernel);
+    if (r.workspace_bytes > 0) {
+      const tcgemm::Description d0 = tcgemm::describe(without_ws);
+      r.kernel += "; without a workspace " + kernel_text(d0);
+      if (!d0.status.ok()) r.findings.push_back("without a workspace, " + kernel_text(d0));
+    }
+  } else {
+    r.kernel = r.kernel_key = backend.name;
+  }
+  const bool both = r.workspace_bytes > 0;
+
+  auto run = [&](const GemmArgs& args, const std::string& what) {
+    const Status s = backend.gemm(args);
+    if (!s.ok()) {
+      r.findings.push_back(what + ": " + backend.name + " returned " +
+                           std::string(tcgemm::to_string(s.code)) + ": " + s.message);
+      return false;
+    }
+    if (const cudaError_t e = cudaDeviceSynchronize(); e != cudaSuccess) {
+      r.findings.push_back(what + ": the call failed on the device: " + cudaGetErrorString(e));
+      throw tcgemm::testing::CudaError(what + ": " + cudaGetErrorString(e));
+    }
+    return true;
+  };
+
+  // 1-3: normal inputs.
+  p.fill(Values::kNormal);
+  std::vector<float> ref = p.reference();
+  const std::string ws = " (workspace " + std::to_string(r.workspace_bytes) + " B)";
+  const std::string normal = "normal inputs" + (both ? ws : std::string());
+  if (run(with_ws, normal)) {
+    const HostImage first = p.download_c();
+    p.check_close(first, ref, normal, r.findings);
+    p.check_outside_c(first, normal, r.findings);
+    p.reset_c();
+    if (run(with_ws, normal + ", second run")) {
+      std::int64_t at = -1;
+      if (const std::int64_t differ = count_differences(first, p.download_c(), at); differ > 0) {
+        r.findings.push_back(normal + ": a second run on the same inputs differs in " +
+                             std::to_string(differ) + " element(s) of C's allocation, the first " +
+                             std::to_string(at - p.c_layout().first()) +
+                             " elements from entry 0's first element");
+      }
+    }
+  }
+  if (both) {
+    p.reset_c();
+    const std::string what = "normal inputs, no workspace";
+    if (run(without_ws, what)) {
+      const HostImage out = p.download_c();
+      p.check_close(out, ref, what, r.findings);
+      p.check_outside_c(out, what, r.findings);
+    }
+  }
+  p.check_inputs_unchanged("normal inputs, after every run", r.findings);
+
+  // 4-5: small integers, exact.
+  p.fill(Values::kSmallIntegers);
+  ref = p.reference();
+  const std::string exact = "integer inputs" + (both ? ws : std::string());
+  if (run(with_ws, exact)) {
+    const HostImage out = p.download_c();
+    p.check_exact(out, ref, exact, r.findings);
+    p.check_outside_c(out, exact, r.findings);
+  }
+  if (both) {
+    p.reset_c();
+    const std::string what = "integer inputs, no workspace";
+    if (run(without_ws, what)) {
+      const HostImage out = p.download_c();
+      p.check_exact(out, ref, what, r.findings);
+      p.check_outside_c(out, what, r.findings);
+    }
+  }
+  p.check_inputs_unchanged("integer inputs, after every run", r.findings);
+}
+
+struct LoopSummary {
+  std::int64_t run = 0;
+  std::int64_t failed = 0;
+  std::map<std::string, std::int64_t> kernels;  // kernel_key -> cases
+};
+
+// Runs cases[i] for i in [begin, end), each failing case reported with
+// ADD_FAILURE (number, every parameter, kernel, findings). Stops early only
+// when the CUDA context is broken (a faulting kernel), saying so.
+LoopSummary run_cases(const std::vector<GemmCase>& cases, std::size_t begin, std::size_t end,
+                      const std::string& label, const std::string& reproduce,
+                      const Backend& backend = product_backend()) {
+  LoopSummary summary;
+  SharedWorkspace workspace;
+  for (std::size_t i = begin; i < end; ++i) {
+    const GemmCase& c = cases[i];
+    CaseResult r;
+    bool broken = false;
+    try {
+      run_case(c, workspace, backend, r);
+    } catch (const std::exception& e) {
+      r.findings.push_back(std::string("stopped by an exception: ") + e.what());
+      static_cast<void>(cudaGetLastError());
+      const cudaError_t sticky = cudaDeviceSynchronize();
+      if (sticky != cudaSuccess) {
+        r.findings.push_back(std::string("the CUDA context is broken (") +
+                             cudaGetErrorString(sticky) + "): the remaining cases are not run");
+        broken = true;
+      }
+    }
+    ++summary.run;
+    ++summary.kernels[r.kernel_key.empty() ? std::string("(none)") : r.kernel_key];
+    if (!r.findings.empty()) {
+      ++summary.failed;
+      std::ostringstream os;
+      os << label << " case #" << i << ": " << describe_case(c) << "\n  kernel: " << r.kernel
+         << "\n  workspace: " << r.workspace_bytes << " bytes";
+      for (const std::string& f : r.findings) os << "\n  - " << f;
+      if (!reproduce.empty()) os << "\n  reproduce: " << reproduce << " TCGEMM_SWEEP_CASE=" << i;
+      ADD_FAILURE() << os.str();
+    }
+    if (broken) break;
+  }
+  return summary;
+}
+
+std::string kernels_text(const LoopSummary& s) {
+  std::string out;
+  for (const auto& [name, count] : s.kernels) {
+    out += (out.empty() ? "" : ", ") + name + " x" + std::to_string(count);
+  }
+  return out.empty() ? "none" : out;
+}
+
+// Runs a fixed list of cases; all must pass.
+void run_all(const std::vector<GemmCase>& cases, const std::string& label,
+             const Backend& backend = product_backend()) {
+  const LoopSummary s = run_cases(cases, 0, cases.size(), label, "", backend);
+  std::printf("[ %s ] %lld of %zu cases run, %lld failed; kernels: %s\n", label.c_str(),
+              static_cast<long long>(s.run), cases.size(), static_cast<long long>(s.failed),
+              kernels_text(s).c_str());
+  std::fflush(stdout);
+  EXPECT_EQ(s.run, static_cast<std::int64_t>(cases.size())) << "not every case ran";
+  EXPECT_EQ(s.failed, 0) << "failing cases are listed above";
+}
+
+// ---- the sampled sweep ------------------------------------------------------------------
+
+constexpr std::uint64_t kDefaultSweepSeed = 0x7c6e5eed2026ull;
+constexpr std::int64_t kDefaultSweepCases = 2000;
+constexpr int kSweepParts = 4;  // gtest entries (ctest processes) the sweep is split into
+
+constexpr Layout kRow = Layout::kRowMajor;
+constexpr Layout kCol = Layout::kColMajor;
+
+struct StorageOrder {
+  Layout a;
+  Layout b;
+  Layout c;
+};
+constexpr StorageOrder kOrders[] = {
+    {kRow, kCol, kCol}, {kCol, kCol, kCol}, {kRow, kRow, kCol}, {kCol, kRow, kCol},
+    {kRow, kCol, kRow}, {kCol, kCol, kRow}, {kRow, kRow, kRow}, {kCol, kRow, kRow},
+};
+
+std::string order_name(Layout a, Layout b, Layout c) {
+  std::string s;
+  s += a == kRow ? 'T' : 'N';
+  s += b == kRow ? 'T' : 'N';
+  s += c == kRow ? "_Crow" : "_Ccol";
+  return s;
+}
+
+// One dimension of the sweep: its values (labels), its deck of cards (a value
+// index per card; a value on several cards is drawn more often), how a value
+// is put into a case and how it is read back (for the coverage check).
+struct Dimension {
+  std::string name;
+  std::vector<std::string> labels;
+  std::vector<int> cards;
+  std::function<void(GemmCase&, int)> apply;
+  std::function<int(const GemmCase&)> value_of;
+};
+
+template <typename T>
+Dimension numeric_dimension(std::string name, std::vector<T> values,
+                            std::function<void(GemmCase&, T)> set,
+                            std::function<T(const GemmCase&)> get) {
+  Dimension d;
+  d.name = std::move(name);
+  for (const T& v : values) {
+    std::ostringstream os;
+    os << v;
+    d.labels.push_back(os.str());
+  }
+  d.cards.resize(values.size());
+  std::iota(d.cards.begin(), d.cards.end(), 0);
+  d.apply = [values, set](GemmCase& c, int v) { set(c, values[static_cast<std::size_t>(v)]); };
+  d.value_of = [values, get](const GemmCase& c) {
+    const auto it = std::find(values.begin(), values.end(), get(c));
+    return it == values.end() ? -1 : static_cast<int>(it - values.begin());
+  };
+  return d;
+}
+
+std::vector<Dimension> sweep_dimensions() {
+  using I = std::int64_t;
+  std::vector<Dimension> dims;
+  const std::vector<I> mn = {1, 7, 8, 56, 120, 136, 264, 520, 1032};
+  dims.push_back(numeric_dimension<I>(
+      "m", mn, [](GemmCase& c, I v) { c.m = v; }, [](const GemmCase& c) { return c.m; }));
+  dims.push_back(numeric_dimension<I>(
+      "n", mn, [](GemmCase& c, I v) { c.n = v; }, [](const GemmCase& c) { return c.n; }));
+  dims.push_back(numeric_dimension<I>(
+      "k", {1, 8, 17, 64, 192, 288, 520}, [](GemmCase& c, I v) { c.k = v; },
+      [](const GemmCase& c) { return c.k; }));
+  {
+    Dimension d;
+    d.name = "storage order";
+    for (const StorageOrder& o : kOrders) d.labels.push_back(order_name(o.a, o.b, o.c));
+    d.cards = {0, 1, 2, 3, 4, 5, 6, 7};
+    d.apply = [](GemmCase& c, int v) {
+      c.la = kOrders[v].a;
+      c.lb = kOrders[v].b;
+      c.lc = kOrders[v].c;
+    };
+    d.value_of = [](const GemmCase& c) {
+      for (int v = 0; v < 8; ++v) {
+        if (kOrders[v].a == c.la && kOrders[v].b == c.lb && kOrders[v].c == c.lc) return v;
+      }
+      return -1;
+    };
+    dims.push_back(std::move(d));
+  }
+  {
+    Dimension d;
+    d.name = "input dtype";
+    d.labels = {"bf16", "fp16"};
+    d.cards = {0, 1};
+    d.apply = [](GemmCase& c, int v) { c.in = v == 0 ? DType::kBF16 : DType::kFP16; };
+    d.value_of = [](const GemmCase& c) { return c.in == DType::kBF16 ? 0 : 1; };
+    dims.push_back(std::move(d));
+  }
+  {
+    Dimension d;
+    d.name = "output dtype";
+    d.labels = {"bf16", "fp16", "fp32"};
+    d.cards = {0, 1, 2};
+    d.apply = [](GemmCase& c, int v) {
+      c.out = v == 0 ? DType::kBF16 : v == 1 ? DType::kFP16 : DType::kFP32;
+    };
+    d.value_of = [](const GemmCase& c) { return static_cast<int>(c.out); };
+    dims.push_back(std::move(d));
+  }
+  // alpha and beta keep the small-integer run exact (integers, fp32).
+  dims.push_back(numeric_dimension<float>(
+      "alpha", {1.0f, 2.0f, -1.0f}, [](GemmCase& c, float v) { c.alpha = v; },
+      [](const GemmCase& c) { return c.alpha; }));
+  dims.push_back(numeric_dimension<float>(
+      "beta", {0.0f, 1.0f, 2.0f}, [](GemmCase& c, float v) { c.beta = v; },
+      [](const GemmCase& c) { return c.beta; }));
+  const std::vector<I> pads = {0, 1, 8};
+  dims.push_back(numeric_dimension<I>(
+      "lda pad", pads, [](GemmCase& c, I v) { c.lda_pad = v; },
+      [](const GemmCase& c) { return c.lda_pad; }));
+  dims.push_back(numeric_dimension<I>(
+      "ldb pad", pads, [](GemmCase& c, I v) { c.ldb_pad = v; },
+      [](const GemmCase& c) { return c.ldb_pad; }));
+  dims.push_back(numeric_dimension<I>(
+      "ldc pad", pads, [](GemmCase& c, I v) { c.ldc_pad = v; },
+      [](const GemmCase& c) { return c.ldc_pad; }));
+  const std::vector<I> offsets = {0, 1};
+  dims.push_back(numeric_dimension<I>(
+      "A offset", offsets, [](GemmCase& c, I v) { c.a_offset = v; },
+      [](const GemmCase& c) { return c.a_offset; }));
+  dims.push_back(numeric_dimension<I>(
+      "B offset", offsets, [](GemmCase& c, I v) { c.b_offset = v; },
+      [](const GemmCase& c) { return c.b_offset; }));
+  dims.push_back(numeric_dimension<I>(
+      "C offset", offsets, [](GemmCase& c, I v) { c.c_offset = v; },
+      [](const GemmCase& c) { return c.c_offset; }));
+  {
+    // Batch 1 on three cards of nine; batch 3 in six placements.
+    Dimension d;
+    d.name = "batch";
+    const BatchMode modes[] = {BatchMode::kSingle,           BatchMode::kTight,
+                               BatchMode::kSharedB,          BatchMode::kSharedA,
+                               BatchMode::kPadded,           BatchMode::kCSideBySide,
+                               BatchMode::kOverlappingInputs};
+    for (BatchMode m : modes) d.labels.push_back(to_string(m));
+    d.cards = {0, 0, 0, 1, 2, 3, 4, 5, 6};
+    d.apply = [](GemmCase& c, int v) {
+      c.batch = static_cast<BatchMode>(v);
+      c.batch_count = 3;
+    };
+    d.value_of = [](const GemmCase& c) { return static_cast<int>(c.batch); };
+    dims.push_back(std::move(d));
+  }
+  return dims;
+}
+
+// A deterministic generator (SplitMix64), the same on every platform.
+class Rng {
+ public:
+  explicit Rng(std::uint64_t seed) : state_(seed) {}
+  std::uint64_t next() {
+    state_ += 0x9E3779B97F4A7C15ull;
+    return mix64(state_);
+  }
+  std::uint64_t below(std::uint64_t n) { return next() % n; }
+
+ private:
+  std::uint64_t state_;
+};
+
+// Stratified sampling: each dimension deals its cards from a deck shuffled
+// afresh each time it runs out, decks drawn independently. So in N cases every
+// card of a dimension with D cards is dealt floor(N / D) or ceil(N / D)
+// times (every value is covered once N >= 9, the largest deck), while the
+// combinations across dimensions are random. Case i's input values come from
+// its own seed, hash(seed, i), so any one case can be rerun alone.
+std::vector<GemmCase> sweep_cases(std::uint64_t seed, std::int64_t count) {
+  const std::vector<Dimension> dims = sweep_dimensions();
+  Rng rng(mix64(seed));
+  std::vector<std::vector<int>> decks;
+  std::vector<std::size_t> dealt;
+  for (const Dimension& d : dims) {
+    decks.push_back(d.cards);
+    dealt.push_back(d.cards.size());  // empty: shuffle before the first deal
+  }
+  std::vector<GemmCase> cases;
+  cases.reserve(static_cast<std::size_t>(count));
+  for (std::int64_t i = 0; i < count; ++i) {
+    GemmCase c;
+    for (std::size_t d = 0; d < dims.size(); ++d) {
+      std::vector<int>& deck = decks[d];
+      if (dealt[d] == deck.size()) {
+        for (std::size_t j = deck.size() - 1; j > 0; --j) {
+          std::swap(deck[j], deck[static_cast<std::size_t>(rng.below(j + 1))]);
+        }
+        dealt[d] = 0;
+      }
+      dims[d].apply(c, deck[dealt[d]++]);
+    }
+    c.seed = hash_at(seed, i);
+    cases.push_back(c);
+  }
+  return cases;
+}
+
+struct SweepSettings {
+  std::uint64_t seed = kDefaultSweepSeed;
+  std::int64_t cases = kDefaultSweepCases;
+  std::int64_t only = -1;  // TCGEMM_SWEEP_CASE: run just this case
+  std::string error;       // a malformed variable
+};
+
+bool parse_u64(const char* text, std::uint64_t& out) {
+  if (text == nullptr || *text == '\0') return false;
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long v = std::strtoull(text, &end, 0);  // decimal or 0x hex
+  if (errno != 0 || *end != '\0' || text[0] == '-') return false;
+  out = v;
+  return true;
+}
+
+SweepSettings sweep_settings() {
+  SweepSettings s;
+  auto read = [&](const char* name, auto& field, std::uint64_t min) {
+    const char* text = std::getenv(name);
+    if (text == nullptr) return;
+    std::uint64_t v = 0;
+    if (!parse_u64(text, v) || v < min) {
+      s.error +=
+          std::string(name) + "='" + text + "' is not a number >= " + std::to_string(min) + "; ";
+      return;
+    }
+    field = static_cast<std::remove_reference_t<decltype(field)>>(v);
+  };
+  read("TCGEMM_SWEEP_SEED", s.seed, 0);
+  read("TCGEMM_SWEEP_CASES", s.cases, 1);
+  read("TCGEMM_SWEEP_CASE", s.only, 0);
+  if (s.only >= s.cases) {
+    s.error += "TCGEMM_SWEEP_CASE=" + std::to_string(s.only) + " is not below the case count " +
+               std::to_string(s.cases) + "; ";
+  }
+  return s;
+}
+
+std::string hex(std::uint64_t v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+// Part `part` (0-based) of the sweep: cases [part * N / P, (part + 1) * N / P).
+void run_sweep_part(int part) {
+  const SweepSettings s = sweep_settings();
+  ASSERT_TRUE(s.error.empty()) << s.error;
+  const std::vector<GemmCase> cases = sweep_cases(s.seed, s.cases);
+  const auto n = static_cast<std::size_t>(s.cases);
+  std::size_t begin = n * static_cast<std::size_t>(part) / kSweepParts;
+  std::size_t end = n * static_cast<std::size_t>(part + 1) / kSweepParts;
+  if (s.only >= 0) {
+    const auto only = static_cast<std::size_t>(s.only);
+    begin = std::clamp(only, begin, end);
+    end = (only >= begin && only < end) ? only + 1 : begin;
+  }
+  const std::string label =
+      "ProdSweep part " + std::to_string(part + 1) + "/" + std::to_string(kSweepParts);
+  const std::string reproduce =
+      "TCGEMM_SWEEP_SEED=" + hex(s.seed) + " TCGEMM_SWEEP_CASES=" + std::to_string(s.cases);
+  std::printf(
+      "[ %s ] seed %s (TCGEMM_SWEEP_SEED), %lld cases in all (TCGEMM_SWEEP_CASES); "
+      "this part: cases [%zu, %zu)\n",
+      label.c_str(), hex(s.seed).c_str(), static_cast<long long>(s.cases), begin, end);
+  std::fflush(stdout);
+  const LoopSummary sum = run_cases(cases, begin, end, label, reproduce);
+  std::printf("[ %s ] %lld of %zu cases run, %lld failed; kernels: %s\n", label.c_str(),
+              static_cast<long long>(sum.run), end - begin, static_cast<long long>(sum.failed),
+              kernels_text(sum).c_str());
+  std::fflush(stdout);
+  ::testing::Test::RecordProperty("cases_run", std::to_string(sum.run));
+  ::testing::Test::RecordProperty("cases_failed", std::to_string(sum.failed));
+  EXPECT_EQ(sum.run, static_cast<std::int64_t>(end - begin)) << "not every case ran";
+  EXPECT_EQ(sum.failed, 0) << "failing cases are listed above";
+}
+
+// The sampler alone (no device): every value of every dimension is dealt at
+// least floor(N / cards) times per card it has, and every case it makes is a
+// problem validate() accepts (with addresses laid out as GuardedProblem lays
+// them out: 256-byte aligned allocations).
+TEST(ProdSweepSampler, CoversEveryValueOfEveryDimensionWithValidProblems) {
+  const SweepSettings s = sweep_settings();
+  ASSERT_TRUE(s.error.empty()) << s.error;
+  const std::vector<GemmCase> cases = sweep_cases(s.seed, s.cases);
+  ASSERT_EQ(static_cast<std::int64_t>(cases.size()), s.cases);
+  for (const Dimension& d : sweep_dimensions()) {
+    std::vector<std::int64_t> seen(d.labels.size(), 0);
+    for (const GemmCase& c : cases) {
+      const int v = d.value_of(c);
+      ASSERT_GE(v, 0) << d.name << " has a value outside its list in " << describe_case(c);
+      ++seen[static_cast<std::size_t>(v)];
+    }
+    const std::int64_t per_card = s.cases / static_cast<std::int64_t>(d.cards.size());
+    for (std::size_t v = 0; v < seen.size(); ++v) {
+      const std::int64_t copies = std::count(d.cards.begin(), d.cards.end(), static_cast<int>(v));
+      EXPECT_GE(seen[v], per_card * copies)
+          << d.name << " = " << d.labels[v] << " dealt " << seen[v] << " times in " << s.cases;
+      if (s.cases >= static_cast<std::int64_t>(d.cards.size())) {
+        EXPECT_GT(seen[v], 0) << d.name << " = " << d.labels[v] << " never dealt";
+      }
+    }
+  }
+  std::int64_t invalid = 0;
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const GemmCase& c = cases[i];
+    const CaseLayouts l = layouts_of(c);
+    // Fake 256-byte aligned base addresses: validate() never dereferences.
+    auto at = [](std::uintptr_t base, const OperandLayout& o) {
+      return reinterpret_cast<void*>(base + static_cast<std::uintptr_t>(o.first()) *
+                                                tcgemm::size_of(o.dtype));
+    };
+    GemmArgs args;
+    args.m = c.m;
+    args.n = c.n;
+    args.k = c.k;
+    args.alpha = c.alpha;
+    args.beta = c.beta;
+    args.batch_count = l.c.batch;
+    args.a = {at(0x10000000, l.a), c.in, c.la, l.a.ld, l.a.stride};
+    args.b = {at(0x20000000, l.b), c.in, c.lb, l.b.ld, l.b.stride};
+    args.c = {at(0x30000000, l.c), c.out, c.lc, l.c.ld, l.c.stride};
+    const Status v = tcgemm::validate(args);
+    if (!v.ok() && invalid++ < 10) {
+      ADD_FAILURE() << "case #" << i << " " << describe_case(c) << ": " << v.message;
+    }
+  }
+  EXPECT_EQ(invalid, 0);
+}
+
+using ProdSweep = HopperTest;
+
+// Each part proves, for its quarter of the sampled cases: gemm succeeds, is
+// within tolerance on normal inputs and exact on integer inputs (with and
+// without a workspace), bitwise repeatable, writes every element of C and no
+// byte around or between C's matrices.
+TEST_F(ProdSweep, EverySampledProblemIsCorrectAndTouchesOnlyCPart1Of4) { run_sweep_part(0); }
+TEST_F(ProdSweep, EverySampledProblemIsCorrectAndTouchesOnlyCPart2Of4) { run_sweep_part(1); }
+TEST_F(ProdSweep, EverySampledProblemIsCorrectAndTouchesOnlyCPart3Of4) { run_sweep_part(2); }
+TEST_F(ProdSweep, EverySampledProblemIsCorrectAndTouchesOnlyCPart4Of4) { run_sweep_part(3); }
+
+// ---- fixed case lists --------------------------------------------------------------------
+
+GemmCase make_case(std::int64_t m, std::int64_t n, std::int64_t k, const StorageOrder& o, DType in,
+                   DType out, std::uint64_t seed) {
+  GemmCase c;
+  c.m = m;
+  c.n = n;
+  c.k = k;
+  c.la = o.a;
+  c.lb = o.b;
+  c.lc = o.c;
+  c.in = in;
+  c.out = out;
+  c.seed = seed;
+  return c;
+}
+
+// The small subset for compute-sanitizer (memcheck, racecheck): four
+// variants per storage order, plus two problems with more tiles than the
+// H200 has SMs (a persistent CTA's second and later tiles). Guard bands of 0,
+// so an access past an operand leaves its allocation and memcheck reports it.
+std::vector<GemmCase> sanitizer_cases() {
+  std::vector<GemmCase> cases;
+  std::uint64_t seed = 0x5a170000;
+  for (const StorageOrder& o : kOrders) {
+    // Aligned, two tiles' worth in M, a multi-stage K.
+    GemmCase c = make_case(136, 72, 64, o, DType::kBF16, DType::kBF16, ++seed);
+    cases.push_back(c);
+    // Odd leading dimensions and 1-element offsets everywhere, fp32 out, beta 1.
+    c = make_case(57, 41, 17, o, DType::kFP16, DType::kFP32, ++seed);
+    c.lda_pad = c.ldb_pad = c.ldc_pad = 1;
+    c.a_offset = c.b_offset = c.c_offset = 1;
+    c.beta = 1.0f;
+    cases.push_back(c);
+    // A batch over one B (stride 0), beta 2, tight leading dimensions and
+    // 1-element offsets on A and C (an operand 16-byte aligned but for its
+    // base).
+    c = make_case(40, 24, 72, o, DType::kBF16, DType::kFP16, ++seed);
+    c.batch = BatchMode::kSharedB;
+    c.beta = 2.0f;
+    c.a_offset = c.c_offset = 1;
+    cases.push_back(c);
+    // Ragged tiny M and N, deep K (the operand ring wraps), gaps between
+    // batch entries, padded leading dimensions, alpha -1.
+    c = make_case(7, 9, 520, o, DType::kFP16, DType::kFP16, ++seed);
+    c.batch = BatchMode::kPadded;
+    c.lda_pad = c.ldb_pad = c.ldc_pad = 8;
+    c.alpha = -1.0f;
+    cases.push_back(c);
+  }
+  for (const StorageOrder& o : {kOrders[0], kOrders[6]}) {
+    GemmCase c =
+        make_case(2048, 2304, 64, o, o.a == kRow && o.b == kRow ? DType::kFP16 : DType::kBF16,
+                  DType::kBF16, ++seed);
+    c.beta = 1.0f;
+    cases.push_back(c);
+  }
+  for (GemmCase& c : cases) c.guard = 0;
+  return cases;
+}
+
+TEST_F(ProdSweep, SanitizerSubsetIsCorrectAndTouchesOnlyC) {
+  run_all(sanitizer_cases(), "ProdSweep sanitizer subset");
+}
+
+// One problem of each class for each storage order and input dtype.
+struct ClassCase {
+  std::string name;
+  GemmCase c;
+};
+
+std::vector<ClassCase> class_cases() {
+  std::vector<ClassCase> out;
+  std::uint64_t seed = 0xc1a50000;
+  for (const StorageOrder& o : kOrders) {
+    for (DType in : {DType::kBF16, DType::kFP16}) {
+      const std::string tag =
+          order_name(o.a, o.b, o.c) + " " + std::string(tcgemm::to_string(in)) + " ";
+      auto add = [&](const std::string& name, GemmCase c) { out.push_back({tag + name, c}); };
+      GemmCase c = make_case(128, 136, 64, o, in, in, ++seed);
+      c.beta = 1.0f;
+      add("aligned", c);
+      c = make_case(120, 136, 72, o, in, in, ++seed);
+      c.lda_pad = c.ldb_pad = c.ldc_pad = 1;
+      add("odd ld", c);
+      c = make_case(64, 72, 40, o, in, in, ++seed);
+      c.a_offset = c.b_offset = c.c_offset = 1;
+      add("1-element offset", c);
+      c = make_case(64, 64, 64, o, in, in, ++seed);
+      c.batch = BatchMode::kSharedB;
+      add("batch, B stride 0", c);
+      c = make_case(64, 64, 64, o, in, in, ++seed);
+      c.batch = BatchMode::kSharedA;
+      c.beta = 1.0f;
+      add("batch, A stride 0", c);
+      c = make_case(64, 64, 64, o, in, in, ++seed);
+      c.batch = BatchMode::kCSideBySide;
+      add("batch, C entries side by side", c);
+      c = make_case(136, 120, 64, o, in, DType::kFP32, ++seed);
+      add("fp32 out", c);
+      c = make_case(1, 264, 192, o, in, in, ++seed);
+      add("M=1", c);
+      c = make_case(120, 136, 1, o, in, in, ++seed);
+      c.alpha = 2.0f;
+      add("K=1", c);
+      c = make_case(121, 57, 33, o, in, in, ++seed);
+      c.beta = 2.0f;
+      add("ragged M, N, K", c);
+    }
+  }
+  return out;
+}
+
+using ProdClasses = HopperTest;
+
+// No class of valid bf16/fp16 problem is refused (kNotSupported) or wrong:
+// each runs the five checks of run_case.
+TEST_F(ProdClasses, EveryValidProblemClassRunsAndIsCorrect) {
+  std::vector<GemmCase> cases;
+  for (const ClassCase& cc : class_cases()) cases.push_back(cc.c);
+  run_all(cases, "ProdClasses");
+}
+
+// describe() names, for each class, with and without a workspace, a
+// production-family registry kernel ("prod..." in the registry) and its
+// configuration, with an ok status.
+TEST_F(ProdClasses, DescribeNamesAProductionKernelForEveryClass) {
+  SharedWorkspace workspace;
+  int bad = 0;
+  for (const ClassCase& cc : class_cases()) {
+    const GuardedProblem p(cc.c);
+    GemmArgs with_ws = p.args();
+    const std::size_t bytes = workspace.attach(with_ws);
+    const GemmArgs without_ws = p.args();
+    const std::pair<std::string, const GemmArgs*> variants[] = {
+        {"workspace " + std::to_string(bytes) + " B", &with_ws}, {"no workspace", &without_ws}};
+    for (const auto& [variant, args] : variants) {
+      const tcgemm::Description d = tcgemm::describe(*args);
+      std::string problem;
+      if (!d.status.ok()) {
+        problem =
+            "status " + std::string(tcgemm::to_string(d.status.code)) + ": " + d.status.message;
+      } else if (d.kernel.empty()) {
+        problem = "no kernel named (config: '" + d.config + "')";
+      } else if (!d.kernel.starts_with("prod")) {
+        problem = "kernel '" + d.kernel + "' is not of the production family";
+      } else if (tcgemm::find_kernel(d.kernel) == nullptr) {
+        problem = "kernel '" + d.kernel + "' is not in the registry";
+      } else if (d.config.empty()) {
+        problem = "kernel '" + d.kernel + "' with an empty config";
+      }
+      if (!problem.empty()) {
+        ++bad;
+        ADD_FAILURE() << cc.name << " (" << variant << "): " << problem
+                      << "\n  case: " << describe_case(cc.c);
+      }
+    }
+  }
+  EXPECT_EQ(bad, 0);
+}
+
+// ---- checks of the checks ------------------------------------------------------------
+
+using ProdSweepHarness = HopperTest;
+
+// The checks pass a correct implementation: cuBLAS (one call per batch
+// entry) through run_case on the sweep's first 160 cases and on every class
+// case, so a failure of the product call on those is the product's, not a
+// false alarm of the harness on some layout, offset or batch placement.
+// cublasGemmEx has no bf16 -> fp16 or fp16 -> bf16 (status 15, not
+// supported): those cases get output = input here.
+TEST_F(ProdSweepHarness, CublasPassesEveryCheck) {
+  cublasHandle_t handle = nullptr;
+  ASSERT_EQ(cublasCreate(&handle), CUBLAS_STATUS_SUCCESS);
+  std::vector<GemmCase> cases = sweep_cases(kDefaultSweepSeed, 160);
+  for (const ClassCase& cc : class_cases()) cases.push_back(cc.c);
+  for (GemmCase& c : cases) {
+    if (c.out != DType::kFP32) c.out = c.in;
+  }
+  run_all(cases, "ProdSweepHarness cuBLAS", cublas_backend(handle));
+  cublasDestroy(handle);
+}
+
+std::string joined(const Findings& f) {
+  std::string out;
+  for (const std::string& s : f) out += "\n  - " + s;
+  return out;
+}
+
+// Each check reports what it exists to catch, on a correct C (cuBLAS's)
+// changed in one place: a wrong element (one ulp), an element left
+// unwritten (the poison; C's old value where beta != 0), a wrong batch
+// entry, a write before C, after it, into a line's padding or between two
+// entries, a write to an input's allocation, and a run that differs from
+// another in one bit.
+TEST_F(ProdSweepHarness, ChecksCatchWrongUnwrittenAndStrayElements) {
+  cublasHandle_t handle = nullptr;
+  ASSERT_EQ(cublasCreate(&handle), CUBLAS_STATUS_SUCCESS);
+  const Backend cublas = cublas_backend(handle);
+  // Column-major C with padded lines and gaps between entries, beta 0; and
+  // row-major C, entries side by side, K = 1, beta 1, fp32, offset C.
+  GemmCase padded = make_case(24, 16, 40, kOrders[0], DType::kBF16, DType::kBF16, 0x4a770001);
+  padded.ldc_pad = 8;
+  padded.batch = BatchMode::kPadded;
+  GemmCase side = make_case(9, 12, 1, kOrders[6], DType::kFP16, DType::kFP32, 0x4a770002);
+  side.ldc_pad = 1;
+  side.c_offset = 1;
+  side.beta = 1.0f;
+  side.batch = BatchMode::kCSideBySide;
+  for (const GemmCase& c : {padded, side}) {
+    SCOPED_TRACE(describe_case(c));
+    GuardedProblem p(c);
+    p.fill(Values::kSmallIntegers);
+    const std::vector<float> ref = p.reference();
+    ASSERT_TRUE(IsOk(cublas.gemm(p.args())));
+    TCGEMM_CHECK_CUDA(cudaDeviceSynchronize());
+    const HostImage good = p.download_c();
+    auto exact = [&](const HostImage& img) {
+      Findings f;
+      p.check_exact(img, ref, "exact", f);
+      return f;
+    };
+    auto close = [&](const HostImage& img) {
+      Findings f;
+      p.check_close(img, ref, "close", f);
+      return f;
+    };
+    auto outside = [&](const HostImage& img) {
+      Findings f;
+      p.check_outside_c(img, "outside", f);
+      return f;
+    };
+    auto inputs = [&] {
+      Findings f;
+      p.check_inputs_unchanged("inputs", f);
+      return f;
+    };
+    ASSERT_TRUE(exact(good).empty()) << joined(exact(good));
+    ASSERT_TRUE(close(good).empty()) << joined(close(good));
+    ASSERT_TRUE(outside(good).empty()) << joined(outside(good));
+    ASSERT_TRUE(inputs().empty()) << joined(inputs());
+
+    const OperandLayout& l = p.c_layout();
+    auto with = [&](std::int64_t pos, std::uint32_t bits) {
+      HostImage m = good;
+      m.set_bits(pos, bits);
+      return m;
+    };
+    const std::int64_t last = l.index(l.batch - 1, c.m - 1, c.n - 1);
+    const std::int64_t entry1 = l.index(1, 0, 0);
+    const std::int64_t mid = l.index(1, c.m / 2, c.n / 2);
+    EXPECT_FALSE(exact(with(last, good.bits(last) ^ 1u)).empty()) << "a wrong last element";
+    EXPECT_FALSE(exact(with(entry1, good.bits(entry1) ^ 1u)).empty()) << "a wrong entry 1 (0, 0)";
+    const HostImage poisoned = with(mid, unwritten_bits(c.out));
+    EXPECT_FALSE(exact(poisoned).empty()) << "an unwritten (poisoned) element";
+    EXPECT_FALSE(close(poisoned).empty()) << "an unwritten (poisoned) element";
+    if (c.beta != 0.0f) {
+      EXPECT_FALSE(exact(with(mid, p.c_operand().image.bits(mid))).empty())
+          << "an element left at C's old value";
+    }
+    HostImage zero_entry = good;
+    for (std::int64_t j = 0; j < c.n; ++j) {
+      for (std::int64_t i = 0; i < c.m; ++i) zero_entry.set_value(l.index(1, i, j), 0.0f);
+    }
+    EXPECT_FALSE(close(zero_entry).empty()) << "a batch entry of zeros";
+
+    const std::uint32_t zero = encode(0.0f, c.out);
+    EXPECT_FALSE(outside(with(l.first() - 1, zero)).empty()) << "a write just before C";
+    EXPECT_FALSE(outside(with(l.end(), zero)).empty()) << "a write just after C";
+    const std::int64_t line = c.lc == Layout::kRowMajor ? c.n : c.m;
+    ASSERT_GT(l.ld, line) << "the case needs padded lines";
+    EXPECT_FALSE(outside(with(l.first() + line, zero)).empty()) << "a write into line padding";
+    EXPECT_FALSE(outside(with(entry1 - 1, zero)).empty()) << "a write between entries";
+
+    std::int64_t at = -1;
+    EXPECT_EQ(count_differences(good, with(mid, good.bits(mid) ^ 1u), at), 1);
+    EXPECT_EQ(at, mid);
+
+    const std::uint16_t junk = 0x1234;
+    TCGEMM_CHECK_CUDA(
+        cudaMemcpy(p.a_operand().buffer.get(), &junk, sizeof junk, cudaMemcpyHostToDevice));
+    EXPECT_FALSE(inputs().empty()) << "a write to A's guard band";
+  }
+  cublasDestroy(handle);
+}
+
+// ---- batches --------------------------------------------------------------------------
+
+using ProdBatch = HopperTest;
+
+// C strides that make batch entries share elements are refused by
+// validate(), describe() and gemm() alike with kInvalidValue naming c.stride,
+// and C's buffer keeps every bit; their valid neighbours are accepted.
+TEST_F(ProdBatch, OverlappingCEntriesAreInvalidAndLeaveCUntouched) {
+  constexpr std::int64_t m = 64, n = 32, k = 16;
+  DeviceBuffer a(bytes_for(m * k * 4, DType::kBF16));
+  DeviceBuffer b(bytes_for(k * n * 4, DType::kBF16));
+  constexpr std::int64_t c_elements = 4 * 192 * n;  // room for every layout below
+  DeviceBuffer c(bytes_for(c_elements, DType::kBF16));
+  tcgemm::testing::fill_normal(a.get(), DType::kBF16, m * k * 4, 0xba7c0001);
+  tcgemm::testing::fill_normal(b.get(), DType::kBF16, k * n * 4, 0xba7c0002);
+  tcgemm::testing::fill_normal(c.get(), DType::kBF16, c_elements, 0xba7c0003);
+  TCGEMM_CHECK_CUDA(cudaDeviceSynchronize());
+  const DeviceBuffer before = snapshot(c.get(), c.bytes());
+
+  auto args_for = [&](std::int64_t batch, std::int64_t ldc, std::int64_t c_stride) {
+    GemmArgs args;
+    args.m = m;
+    args.n = n;
+    args.k = k;
+    args.beta = 1.0f;
+    args.batch_count = batch;
+    args.a = {a.get(), DType::kBF16, Layout::kRowMajor, k, m * k};
+    args.b = {b.get(), DType::kBF16, Layout::kColMajor, k, k * n};
+    args.c = {c.get(), DType::kBF16, Layout::kColMajor, ldc, c_stride};
+    return args;
+  };
+  const std::int64_t span = m * n;  // column-major, ldc = m
+  struct Overlap {
+    const char* what;
+    GemmArgs args;
+  };
+  const Overlap overlaps[] = {
+      {"stride 0", args_for(2, m, 0)},
+      {"stride one short of the span", args_for(2, m, span - 1)},
+      {"side by side, stride below the column length", args_for(3, 3 * m, m - 1)},
+      {"side by side, ldc one short of the last entry", args_for(3, 3 * m - 1, m)},
+  };
+  for (const Overlap& o : overlaps) {
+    SCOPED_TRACE(o.what);
+    const Status v = tcgemm::validate(o.args);
+    EXPECT_EQ(v.code, StatusCode::kInvalidValue) << v.message;
+    EXPECT_NE(v.message.find("c.stride"), std::string::npos) << v.message;
+    const tcgemm::Description d = tcgemm::describe(o.args);
+    EXPECT_EQ(d.status.code, StatusCode::kInvalidValue) << d.status.message;
+    const Status g = tcgemm::gemm(o.args);
+    EXPECT_EQ(g.code, StatusCode::kInvalidValue) << g.message;
+    EXPECT_NE(g.message.find("c.stride"), std::string::npos) << g.message;
+    TCGEMM_CHECK_CUDA(cudaDeviceSynchronize());
+    EXPECT_TRUE(tcgemm::testing::bitwise_equal(c.get(), before.get(), c.bytes()))
+        << "a refused call changed C's buffer";
+  }
+  // The boundaries are where validate() puts them.
+  EXPECT_TRUE(IsOk(tcgemm::validate(args_for(2, m, span))));
+  EXPECT_TRUE(IsOk(tcgemm::validate(args_for(3, 3 * m, m))));
+}
+
+// batch_count past 65535 (what a grid's y or z dimension holds): every entry
+// computed, checked element by element (exact on integer inputs) and C's
+// gaps untouched; one with distinct A and B per entry, one sharing B.
+TEST_F(ProdBatch, BatchCountPast65535ComputesEveryEntry) {
+  GemmCase rows = make_case(8, 64, 8, {kRow, kRow, kRow}, DType::kFP16, DType::kFP16, 0xba7c1000);
+  rows.batch = BatchMode::kTight;
+  rows.batch_count = 70000;
+  GemmCase shared_b = make_case(8, 64, 8, kOrders[0], DType::kBF16, DType::kFP32, 0xba7c2000);
+  shared_b.batch = BatchMode::kSharedB;
+  shared_b.batch_count = 70000;
+  shared_b.beta = 1.0f;
+  run_all({rows, shared_b}, "ProdBatch 70000 entries");
+}
+
+}  // namespace
+}  // namespace tcgemm_test
