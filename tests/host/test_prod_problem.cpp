@@ -123,16 +123,27 @@ TEST(ProdProblem, AlignedOperandsAreStreamedByTmaDirectly) {
   EXPECT_EQ(tcgemm::prod::scratch_bytes(p), 0u);
 }
 
-TEST(ProdProblem, AnUnalignedBaseWithAnAlignedLdShiftsTheTmaView) {
-  GemmArgs args = problem(4096, 4096, 4096, kRow, kCol, kCol);
-  args.a.ptr = fake_ptr(2);   // one element past 16-byte alignment
-  args.b.ptr = fake_ptr(14);  // seven
-  const auto p = tcgemm::prod::canonicalize(args);
-  EXPECT_EQ(p.a.path, OperandPath::kTmaShifted);
-  EXPECT_EQ(p.a.shift, 1);
-  EXPECT_EQ(p.b.path, OperandPath::kTmaShifted);
-  EXPECT_EQ(p.b.shift, 7);
-  EXPECT_EQ(tcgemm::prod::scratch_bytes(p), 0u);
+TEST(ProdProblem, AnUnalignedBaseIsRepackedWhateverItsLd) {
+  // A shifted TMA view (the aligned address below the base) faults on the
+  // H200, so any base off 16 bytes goes through the repack.
+  for (std::int64_t pad : {0, 8}) {
+    GemmArgs args = problem(4096, 4096, 4096, kRow, kCol, kCol);
+    args.a.ld += pad;
+    args.a.ptr = fake_ptr(2);  // one element past 16-byte alignment
+    const auto p = tcgemm::prod::canonicalize(args);
+    EXPECT_EQ(p.a.path, OperandPath::kRepack) << "pad " << pad;
+    EXPECT_EQ(p.b.path, OperandPath::kTma);
+    EXPECT_EQ(tcgemm::prod::scratch_bytes(p), 4096u * 4096u * 2u);
+  }
+}
+
+TEST(ProdProblem, MNotAMultipleOf8StoresCFromRegisters) {
+  // A TMA store would write up to 7 rows of C's padding past M.
+  GemmArgs args = problem(4100, 256, 256, kRow, kCol, kCol);
+  args.c.ld = 4104;
+  EXPECT_EQ(tcgemm::prod::canonicalize(args).epilogue, EpiloguePath::kDirect);
+  args.m = 4104;
+  EXPECT_EQ(tcgemm::prod::canonicalize(args).epilogue, EpiloguePath::kTmaStore);
 }
 
 TEST(ProdProblem, AnOddLeadingDimensionIsRepackedIntoAlignedScratch) {

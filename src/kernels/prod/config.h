@@ -45,6 +45,7 @@ struct TileConfig {
   int consumers = 2;    // consumer warpgroups (each 64 x BN); the producer is one more
   int cluster_m = 2;    // CTAs per cluster, stacked along M; B is multicast across them
   int c_cols = 128;     // columns of C per TMA store (the shared C buffer's width)
+  int ctas_per_sm = 1;  // CTAs resident per SM (__launch_bounds__' minimum blocks)
   bool deferred_store = true;  // part of tile t's C leaves under tile t + 1's mainloop
   Scheduler scheduler = Scheduler::kDataParallel;
 
@@ -81,18 +82,20 @@ inline constexpr std::array kConfigs = {
                 "deferred TMA-store epilogue",
                 100},
     // Small problems (tiny batched GEMMs, thin edges): 64 x 64 tiles, one
-    // consumer, no cluster, a deep ring so one SM keeps many tiny tiles in
-    // flight.
+    // consumer, no cluster, three CTAs per SM so that each SM has three
+    // tiles' loads, wgmmas and stores in flight.
     ConfigEntry{"prod-64x64",
                 TileConfig{.bm = 64,
                            .bn = 64,
                            .bk = 64,
-                           .stages = 8,
+                           .stages = 4,
                            .consumers = 1,
                            .cluster_m = 1,
                            .c_cols = 64,
+                           .ctas_per_sm = 3,
                            .deferred_store = false},
-                "production: 64x64x64 tile, 8 stages, 1 consumer, no cluster, TMA-store epilogue",
+                "production: 64x64x64 tile, 4 stages, 1 consumer, no cluster, 3 CTAs per SM, "
+                "TMA-store epilogue",
                 // One warpgroup issuing m64n64 wgmmas keeps the tensor cores
                 // under half busy.
                 40},
@@ -128,14 +131,13 @@ std::string check(const TileConfig& t);
 
 // The full configuration of one launch, for describe() and the bench.
 enum class OperandPath : std::uint8_t {
-  kTma,         // TMA straight from the caller's matrix
-  kTmaShifted,  // TMA from the 16-byte-aligned address below the base, coordinates shifted
-  kRepack,      // copied into aligned scratch first (ld or batch stride not a multiple of 8)
+  kTma,     // TMA straight from the caller's matrix
+  kRepack,  // copied into aligned scratch first (base, ld or batch stride off 16 bytes)
 };
 
 enum class EpiloguePath : std::uint8_t {
-  kTmaStore,  // C staged in shared memory and stored by TMA (edge tiles of M % 8 != 0 direct)
-  kDirect,    // registers to global memory (fp32 C, or C that TMA cannot address)
+  kTmaStore,  // C staged in shared memory and stored by TMA
+  kDirect,    // registers to global memory (fp32 C, C that TMA cannot address, M % 8 != 0)
 };
 
 struct LaunchConfig {

@@ -7,8 +7,9 @@
 //             inside each) and feeds a ring of `stages` slots with TMA:
 //             A as one K-major box or BM / 64 M-major boxes, B as one K-major
 //             box or BN / 64 N-major boxes per CTA, multicast across the
-//             cluster; each tile's coordinates ride with its first k-tile
-//             (st.async, completed on the slot's full barrier).
+//             cluster; in clusters of 2, each tile's coordinates ride with
+//             its first k-tile (st.async, completed on the slot's full
+//             barrier); without a cluster the consumers walk the order too.
 //   consumers warpgroups 1..consumers each own 64 rows of the tile:
 //             wgmma m64nBNk16 with each operand K- or MN-major (the
 //             instruction's transpose bits; descriptors in ptx/wgmma.cuh).
@@ -67,6 +68,7 @@ struct Shape {
   static constexpr int kDeferredSpacing = 2;
   static constexpr int kWarpgroupThreads = tcgemm::prod::kWarpgroupThreads;
   static constexpr int kThreads = tcgemm::prod::threads(kTile);
+  static constexpr int kCtasPerSm = kTile.ctas_per_sm;
   static constexpr int kWgmmaK = tcgemm::prod::kWgmmaK;
   static constexpr std::uint32_t kStageBytes = (BM + BN) * BK * 2;
   // MN-major operands arrive as 64-element (128-byte) chunks of BK rows.
@@ -75,13 +77,19 @@ struct Shape {
   // and multicasts.
   static constexpr int kBRowsPerCta = BN / kClusterM;
   static constexpr int kBChunksPerCta = kBRowsPerCta / kChunk;
+  // st.async (the producer's hand-over of each tile's coordinates) needs a
+  // cluster of at least 2 CTAs (compute-sanitizer on the H200: "Cluster needs
+  // to have at least 2 blocks"); without one the consumers walk the tile
+  // order themselves, as ladder steps 6-13 do.
+  static constexpr bool kHandOff = kClusterM > 1;
   // Two consumers trade registers with the producer as in the ladder (128 x
   // 40 + 256 x 232 = 384 x 168, the launch allocation); one consumer keeps
   // the compiler's allocation (setmaxnreg.inc past it would hang).
   static constexpr bool kSetmaxnreg = kConsumers == 2;
   static constexpr int kProducerRegs = 40;
   static constexpr int kConsumerRegs = 232;
-  static_assert(!kSetmaxnreg || hopper::setmaxnreg_fits(kConsumers, kProducerRegs, kConsumerRegs));
+  static_assert(!kSetmaxnreg ||
+                (kCtasPerSm == 1 && hopper::setmaxnreg_fits(kConsumers, kProducerRegs, kConsumerRegs)));
   static_assert(BM == 64 * kConsumers && BK == kChunk && BN % kChunk == 0 && BN <= 256);
   static_assert(kBRowsPerCta % kChunk == 0 && kBRowsPerCta <= 256, "a TMA box is <= 256 lines");
   static_assert(BN % kCCols == 0 && kCCols % 16 == 0);
@@ -96,6 +104,20 @@ struct alignas(16) WorkItem {
   std::int32_t batch;
   std::int32_t unused;
 };
+
+// The tile of work unit u (batch entries one after another, tile pairs of a
+// cluster along a Hilbert curve inside each entry) for cluster rank `rank`.
+template <typename S>
+__device__ __forceinline__ WorkItem work_of(std::int64_t u, std::int64_t units,
+                                            std::int64_t units_per_batch, std::int64_t pairs_m,
+                                            std::int64_t tiles_n, std::uint32_t rank) {
+  // (A 64-bit division is a ~100-instruction call: only batches pay it.)
+  const std::int64_t batch = units_per_batch == units ? 0 : u / units_per_batch;
+  const sched::TileCoord unit =
+      sched::HilbertOrder::tile(u - batch * units_per_batch, pairs_m, tiles_n);
+  return {static_cast<std::int32_t>(sched::cluster_member_tile(unit, rank, S::kClusterM).m * S::BM),
+          static_cast<std::int32_t>(unit.n * S::BN), static_cast<std::int32_t>(batch), 0};
+}
 
 template <typename TIn, typename TOut, int kConfig>
 struct alignas(1024) SharedStorage {
@@ -119,7 +141,12 @@ __device__ __forceinline__ void store_c_buffer(const TOut* c_tile, const CUtenso
   ptx::fence_proxy_async_shared();
   ptx::named_barrier_sync(barrier, S::kWarpgroupThreads);
   if (leader) {
-    ptx::tma_store_3d(map_c, c_tile, row0, col0, batch);
+    // batch < 0: C is one matrix, its map 2-D.
+    if (batch >= 0) {
+      ptx::tma_store_3d(map_c, c_tile, row0, col0, batch);
+    } else {
+      ptx::tma_store_2d(map_c, c_tile, row0, col0);
+    }
     ptx::tma_store_commit();
   }
 }
@@ -175,12 +202,16 @@ __device__ __forceinline__ void store_packed_part(int part,
 
 // --- the kernel ---------------------------------------------------------------
 
-template <int kConfig, Major kMajorA, Major kMajorB, typename TIn, typename TOut>
-__global__ void __launch_bounds__(Shape<kConfig>::kThreads, 1)
+// kTmaStore: C goes out through TMA stores (16-bit C that TMA addresses, M
+// a multiple of 8); otherwise from registers. Two instances rather than a
+// runtime branch: the register-to-global path is ~5k instructions of
+// unrolled, masked stores, and compiled into the TMA-store kernel it cost
+// 4-8% at 4096^3 and 8192^3 (H200; docs/production.md).
+template <int kConfig, Major kMajorA, Major kMajorB, typename TIn, typename TOut, bool kTmaStore>
+__global__ void __launch_bounds__(Shape<kConfig>::kThreads, Shape<kConfig>::kCtasPerSm)
     kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
            const __grid_constant__ CUtensorMap map_c, const __grid_constant__ Params p) {
   using S = Shape<kConfig>;
-  using Order = sched::HilbertOrder;
   constexpr bool kMnA = kMajorA == Major::kMN;
   constexpr bool kMnB = kMajorB == Major::kMN;
   extern __shared__ std::uint8_t smem_raw[];
@@ -217,63 +248,75 @@ __global__ void __launch_bounds__(Shape<kConfig>::kThreads, 1)
       hopper::RingPosition<S::kStages> ring;
       constexpr std::uint16_t kAllCtas = (1u << S::kClusterM) - 1;
       for (std::int64_t u = cluster_id; u < units; u += clusters) {
-        const std::int64_t batch = u / units_per_batch;
-        const sched::TileCoord unit = Order::tile(u - batch * units_per_batch, pairs_m, p.tiles_n);
-        const auto row = static_cast<std::int32_t>(
-            sched::cluster_member_tile(unit, rank, S::kClusterM).m * S::BM);
-        const auto col = static_cast<std::int32_t>(unit.n * S::BN);
-        const std::int32_t batch_a = static_cast<std::int32_t>(batch) & p.a_batch_mask;
-        const std::int32_t batch_b = static_cast<std::int32_t>(batch) & p.b_batch_mask;
+        const WorkItem work = work_of<S>(u, units, units_per_batch, pairs_m, p.tiles_n, rank);
+        const std::int32_t row = work.row;
+        const std::int32_t col = work.col;
+
         for (int kt = 0; kt < p.k_tiles; ++kt, ring.advance()) {
           // A fresh barrier's "previous" phase counts as complete: the first
           // pass waits on parity 1 and returns at once.
           ptx::mbarrier_wait_parity(&smem.empty[ring.slot], ring.phase ^ 1);
           std::uint64_t* full = &smem.full[ring.slot];
-          if (kt == 0) {
+          if (S::kHandOff && kt == 0) {
             ptx::mbarrier_arrive_expect_tx(full, S::kStageBytes + sizeof(WorkItem));
             ptx::st_async_16(&smem.work[ring.slot], static_cast<std::uint32_t>(row),
-                             static_cast<std::uint32_t>(col), static_cast<std::uint32_t>(batch),
-                             0, full);
+                             static_cast<std::uint32_t>(col),
+                             static_cast<std::uint32_t>(work.batch), 0, full);
           } else {
             ptx::mbarrier_arrive_expect_tx(full, S::kStageBytes);
           }
           const std::int32_t k0 = kt * S::BK;
+          // A batched operand's map is 3-D, a shared one's 2-D.
+          const auto load_a = [&](TIn* dst, std::int32_t inner, std::int32_t outer) {
+            if (p.a_batched != 0) {
+              ptx::tma_load_3d(dst, &map_a, full, inner, outer, work.batch);
+            } else {
+              ptx::tma_load_2d(dst, &map_a, full, inner, outer);
+            }
+          };
+          // This CTA's share of B, multicast to every CTA of the cluster.
+          const auto load_b = [&](TIn* dst, std::int32_t inner, std::int32_t outer) {
+            if constexpr (S::kClusterM > 1) {
+              if (p.b_batched != 0) {
+                ptx::tma_load_3d_multicast(dst, &map_b, full, inner, outer, work.batch, kAllCtas);
+              } else {
+                ptx::tma_load_2d_multicast(dst, &map_b, full, inner, outer, kAllCtas);
+              }
+            } else if (p.b_batched != 0) {
+              ptx::tma_load_3d(dst, &map_b, full, inner, outer, work.batch);
+            } else {
+              ptx::tma_load_2d(dst, &map_b, full, inner, outer);
+            }
+          };
           TIn* a = smem.a[ring.slot];
           if constexpr (kMnA) {
 #pragma unroll
             for (int c = 0; c < S::BM / kChunk; ++c) {
-              ptx::tma_load_3d(a + c * kChunk * S::BK, &map_a, full, row + c * kChunk + p.a_shift,
-                               k0, batch_a);
+              load_a(a + c * kChunk * S::BK, row + c * kChunk, k0);
             }
           } else {
-            ptx::tma_load_3d(a, &map_a, full, k0 + p.a_shift, row, batch_a);
+            load_a(a, k0, row);
           }
-          // This CTA's share of B, multicast to every CTA of the cluster.
-          const auto load_b = [&](TIn* dst, std::int32_t inner, std::int32_t outer) {
-            if constexpr (S::kClusterM > 1) {
-              ptx::tma_load_3d_multicast(dst, &map_b, full, inner, outer, batch_b, kAllCtas);
-            } else {
-              ptx::tma_load_3d(dst, &map_b, full, inner, outer, batch_b);
-            }
-          };
           TIn* b = smem.b[ring.slot];
           if constexpr (kMnB) {
 #pragma unroll
             for (int c = 0; c < S::kBChunksPerCta; ++c) {
               const int chunk = static_cast<int>(rank) * S::kBChunksPerCta + c;
-              load_b(b + chunk * kChunk * S::BK, col + chunk * kChunk + p.b_shift, k0);
+              load_b(b + chunk * kChunk * S::BK, col + chunk * kChunk, k0);
             }
           } else {
-            load_b(b + rank * S::kBRowsPerCta * S::BK, k0 + p.b_shift,
+            load_b(b + rank * S::kBRowsPerCta * S::BK, k0,
                    col + static_cast<std::int32_t>(rank) * S::kBRowsPerCta);
           }
         }
       }
-      // The end: a slot that holds no tile.
-      ptx::mbarrier_wait_parity(&smem.empty[ring.slot], ring.phase ^ 1);
-      ptx::mbarrier_arrive_expect_tx(&smem.full[ring.slot], sizeof(WorkItem));
-      ptx::st_async_16(&smem.work[ring.slot], static_cast<std::uint32_t>(-1), 0, 0, 0,
-                       &smem.full[ring.slot]);
+      if constexpr (S::kHandOff) {
+        // The end: a slot that holds no tile.
+        ptx::mbarrier_wait_parity(&smem.empty[ring.slot], ring.phase ^ 1);
+        ptx::mbarrier_arrive_expect_tx(&smem.full[ring.slot], sizeof(WorkItem));
+        ptx::st_async_16(&smem.work[ring.slot], static_cast<std::uint32_t>(-1), 0, 0, 0,
+                         &smem.full[ring.slot]);
+      }
     }
   } else {
     if constexpr (S::kSetmaxnreg) ptx::setmaxnreg_inc<S::kConsumerRegs>();
@@ -290,7 +333,7 @@ __global__ void __launch_bounds__(Shape<kConfig>::kThreads, 1)
     [[maybe_unused]] std::int32_t pending_batch = 0;
     [[maybe_unused]] int pending_part = S::kCParts;
     [[maybe_unused]] auto store_pending_part = [&] {
-      if constexpr (S::kDeferredStore && sizeof(TOut) == 2) {
+      if constexpr (S::kDeferredStore && kTmaStore) {
         store_packed_part<TOut, S, S::kFirstDeferredPart>(pending_part++, pending, smem.c[consumer],
                                                           &map_c, pending_row0, pending_col0,
                                                           pending_batch, c_barrier, leader);
@@ -308,15 +351,22 @@ __global__ void __launch_bounds__(Shape<kConfig>::kThreads, 1)
       }
     };
 
-    for (;;) {
-      // The work item, read after the wait on its slot; the proxy fence
-      // orders the read before the producer's next st.async into the slot,
-      // the barrier after the first k-tile's wgmmas every warp's read before
-      // the slot's release.
-      ptx::mbarrier_wait_parity(&smem.full[ring.slot], ring.phase);
-      const WorkItem work = smem.work[ring.slot];
-      ptx::fence_proxy_async_shared();
-      if (work.row < 0) break;
+    for (std::int64_t u = cluster_id;; u += clusters) {
+      WorkItem work;
+      if constexpr (S::kHandOff) {
+        // The work item, read after the wait on its slot; the proxy fence
+        // orders the read before the producer's next st.async into the slot,
+        // the barrier after the first k-tile's wgmmas every warp's read
+        // before the slot's release.
+        ptx::mbarrier_wait_parity(&smem.full[ring.slot], ring.phase);
+        work = smem.work[ring.slot];
+        ptx::fence_proxy_async_shared();
+        if (work.row < 0) break;
+      } else {
+        if (u >= units) break;
+        work = work_of<S>(u, units, units_per_batch, pairs_m, p.tiles_n, rank);
+        ptx::mbarrier_wait_parity(&smem.full[ring.slot], ring.phase);
+      }
 
       int previous_slot = -1;
       for (int kt = 0; kt < p.k_tiles; ++kt, ring.advance()) {
@@ -340,8 +390,8 @@ __global__ void __launch_bounds__(Shape<kConfig>::kThreads, 1)
                                                           (kt > 0 || kk > 0) ? 1u : 0u);
         }
         ptx::wgmma_commit_group();
-        if (kt == 0) ptx::named_barrier_sync(c_barrier, S::kWarpgroupThreads);
-        if constexpr (S::kDeferredStore) {
+        if (S::kHandOff && kt == 0) ptx::named_barrier_sync(c_barrier, S::kWarpgroupThreads);
+        if constexpr (S::kDeferredStore && kTmaStore) {
           // A part of the previous tile's C every kDeferredSpacing k-tiles,
           // under this k-tile's wgmmas.
           if (pending_part < S::kCParts &&
@@ -361,43 +411,42 @@ __global__ void __launch_bounds__(Shape<kConfig>::kThreads, 1)
 
       const std::int32_t row0 = work.row + consumer * tcgemm::prod::kWgmmaM;
       const std::int32_t col0 = work.col;
+      // The TMA store's batch coordinate, -1 for a 2-D map (store_c_buffer).
+      const std::int32_t c_batch = p.c_batched != 0 ? work.batch : -1;
       hopper::EpilogueParams ep{static_cast<TOut*>(p.c) + work.batch * p.stride_c,
                                 p.ldc,
                                 p.m,
                                 p.n,
                                 p.alpha,
                                 p.beta};
-      if constexpr (S::kDeferredStore) {
+      if constexpr (S::kDeferredStore && kTmaStore) {
         while (pending_part < S::kCParts) store_pending_part();
       }
-      bool stored = false;
-      if constexpr (sizeof(TOut) == 2) {
-        // A TMA store clips the contiguous (M) dimension at 16-byte
-        // granularity only: a slice ending inside M must end on 8 rows.
-        if (p.tma_c != 0 && (row0 + kCRows <= p.m || p.m % 8 == 0)) {
+      if constexpr (kTmaStore) {
+        {
           if constexpr (S::kDeferredStore) {
             store_slice<TOut, S, 0, S::kFirstDeferredPart>(acc, smem.c[consumer], &map_c, ep, row0,
-                                                           col0, work.batch, c_barrier, leader);
+                                                           col0, c_batch, c_barrier, leader);
             hopper::tma_store::pack_slice<TOut, S, S::kFirstDeferredPart>(acc, pending, ep, row0,
                                                                           col0);
             pending_row0 = row0;
             pending_col0 = col0;
-            pending_batch = work.batch;
+            pending_batch = c_batch;
             pending_part = S::kFirstDeferredPart;
           } else {
             store_slice<TOut, S, 0, S::kCParts>(acc, smem.c[consumer], &map_c, ep, row0, col0,
-                                                work.batch, c_barrier, leader);
+                                                c_batch, c_barrier, leader);
           }
-          stored = true;
         }
+      } else {
+        hopper::store_accumulators<TOut, S::BN, true>(acc, ep, row0, col0);
       }
-      if (!stored) hopper::store_accumulators<TOut, S::BN, true>(acc, ep, row0, col0);
     }
-    if constexpr (S::kDeferredStore) {
+    if constexpr (S::kDeferredStore && kTmaStore) {
       while (pending_part < S::kCParts) store_pending_part();
     }
     // Shared memory must outlive the last store's reads.
-    if constexpr (sizeof(TOut) == 2) {
+    if constexpr (kTmaStore) {
       if (leader) ptx::tma_store_wait_all<0>();
     }
   }
@@ -411,10 +460,10 @@ __global__ void __launch_bounds__(Shape<kConfig>::kThreads, 1)
 // Launches the instance on the fewest persistent clusters that need no more
 // rounds of tiles than the resident maximum (every cluster gets the same
 // number of tiles, or one less).
-template <int kConfig, Major kMajorA, Major kMajorB, typename TIn, typename TOut>
+template <int kConfig, Major kMajorA, Major kMajorB, typename TIn, typename TOut, bool kTmaStore>
 Status launch_instance(const Launch& l) {
   using S = Shape<kConfig>;
-  auto* k = &kernel<kConfig, kMajorA, kMajorB, TIn, TOut>;
+  auto* k = &kernel<kConfig, kMajorA, kMajorB, TIn, TOut, kTmaStore>;
   constexpr std::size_t kSmem = tcgemm::prod::smem_bytes(S::kTile, sizeof(TOut));
   static_assert(sizeof(SharedStorage<TIn, TOut, kConfig>) + 1024 == kSmem,
                 "config.h's smem_bytes must describe SharedStorage");
@@ -445,19 +494,26 @@ Status launch_instance(const Launch& l) {
 }
 
 // The instance table of one (input, output) dtype pair, in instance_index
-// order: every table row, every A and B major-ness.
+// order: every table row, every A and B major-ness, both epilogues (fp32 C
+// has the register one only).
+template <typename TIn, typename TOut, int kConfig, bool kTmaStore>
+void fill_instances(InstanceTable& table) {
+  constexpr bool kTma = kTmaStore && sizeof(TOut) == 2;
+  table[instance_index(kConfig, Major::kK, Major::kK, kTmaStore)] =
+      &launch_instance<kConfig, Major::kK, Major::kK, TIn, TOut, kTma>;
+  table[instance_index(kConfig, Major::kK, Major::kMN, kTmaStore)] =
+      &launch_instance<kConfig, Major::kK, Major::kMN, TIn, TOut, kTma>;
+  table[instance_index(kConfig, Major::kMN, Major::kK, kTmaStore)] =
+      &launch_instance<kConfig, Major::kMN, Major::kK, TIn, TOut, kTma>;
+  table[instance_index(kConfig, Major::kMN, Major::kMN, kTmaStore)] =
+      &launch_instance<kConfig, Major::kMN, Major::kMN, TIn, TOut, kTma>;
+}
+
 template <typename TIn, typename TOut, std::size_t... kConfig>
 InstanceTable make_instance_table(std::index_sequence<kConfig...>) {
   InstanceTable table{};
-  ((table[instance_index(kConfig, Major::kK, Major::kK)] =
-        &launch_instance<kConfig, Major::kK, Major::kK, TIn, TOut>,
-    table[instance_index(kConfig, Major::kK, Major::kMN)] =
-        &launch_instance<kConfig, Major::kK, Major::kMN, TIn, TOut>,
-    table[instance_index(kConfig, Major::kMN, Major::kK)] =
-        &launch_instance<kConfig, Major::kMN, Major::kK, TIn, TOut>,
-    table[instance_index(kConfig, Major::kMN, Major::kMN)] =
-        &launch_instance<kConfig, Major::kMN, Major::kMN, TIn, TOut>),
-   ...);
+  (fill_instances<TIn, TOut, static_cast<int>(kConfig), false>(table), ...);
+  (fill_instances<TIn, TOut, static_cast<int>(kConfig), true>(table), ...);
   return table;
 }
 

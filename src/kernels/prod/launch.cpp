@@ -60,22 +60,29 @@ const prod::InstanceTable& instances(DType in, DType out) {
 }
 
 // The tensor map of one operand: MN-major operands in 64-element x BK boxes,
-// K-major ones in BK x `lines` boxes. A shifted view starts at the aligned
-// address below the base, its inner extent longer by the shift.
+// K-major ones in BK x `lines` boxes; 3-D (the batch entry the third
+// coordinate) when each entry has its own matrix, else 2-D.
 Status encode_operand(const OperandView& v, std::int64_t batch_count, std::uint32_t lines,
                       std::uint32_t bk, CUtensorMap* map) {
-  const auto elem = static_cast<std::int64_t>(size_of(v.dtype));
-  const auto* base = static_cast<const std::uint8_t*>(v.ptr) - v.shift * elem;
+  const std::uint32_t box_inner = v.major == Major::kMN ? kChunk : bk;
+  const std::uint32_t box_outer = v.major == Major::kMN ? bk : lines;
+  if (v.shared) {
+    return encode_tensor_map(TensorMap2d{v.ptr, v.dtype, static_cast<std::uint64_t>(v.inner),
+                                         static_cast<std::uint64_t>(v.outer),
+                                         static_cast<std::uint64_t>(v.ld), box_inner, box_outer,
+                                         CU_TENSOR_MAP_SWIZZLE_128B},
+                             map);
+  }
   TensorMap3d view;
-  view.base = base;
+  view.base = v.ptr;
   view.dtype = v.dtype;
-  view.inner = static_cast<std::uint64_t>(v.inner + v.shift);
+  view.inner = static_cast<std::uint64_t>(v.inner);
   view.outer = static_cast<std::uint64_t>(v.outer);
-  view.batch = static_cast<std::uint64_t>(v.shared ? 1 : batch_count);
+  view.batch = static_cast<std::uint64_t>(batch_count);
   view.ld = static_cast<std::uint64_t>(v.ld);
   view.batch_stride = static_cast<std::uint64_t>(v.stride);
-  view.box_inner = v.major == Major::kMN ? kChunk : bk;
-  view.box_outer = v.major == Major::kMN ? bk : lines;
+  view.box_inner = box_inner;
+  view.box_outer = box_outer;
   return encode_tensor_map_3d(view, map);
 }
 
@@ -145,7 +152,6 @@ Status launch_prod(const GemmArgs& args, int config) {
     v->ptr = job.dst;
     v->ld = job.ld_dst;
     v->stride = job.stride_dst;
-    v->shift = 0;
   }
 
   if (Status s = encode_operand(problem.a, c.batch_count, static_cast<std::uint32_t>(tile.bm),
@@ -160,18 +166,24 @@ Status launch_prod(const GemmArgs& args, int config) {
     return finish(s);
   }
   const bool tma_c = problem.epilogue == EpiloguePath::kTmaStore;
+  const bool c_batched = c.batch_count > 1;
   if (tma_c) {
-    TensorMap3d view;
-    view.base = c.c.ptr;
-    view.dtype = c.c.dtype;
-    view.inner = static_cast<std::uint64_t>(c.m);
-    view.outer = static_cast<std::uint64_t>(c.n);
-    view.batch = static_cast<std::uint64_t>(c.batch_count);
-    view.ld = static_cast<std::uint64_t>(c.c.ld);
-    view.batch_stride = static_cast<std::uint64_t>(c.c.stride);
-    view.box_inner = kCRows;
-    view.box_outer = static_cast<std::uint32_t>(tile.c_cols);
-    if (Status s = encode_tensor_map_3d(view, &launch.map_c); !s.ok()) return finish(s);
+    // C column-major M x N; one box is 64 rows x c_cols columns.
+    const auto m = static_cast<std::uint64_t>(c.m);
+    const auto n = static_cast<std::uint64_t>(c.n);
+    const auto ldc = static_cast<std::uint64_t>(c.c.ld);
+    const auto box_cols = static_cast<std::uint32_t>(tile.c_cols);
+    const Status s =
+        c_batched
+            ? encode_tensor_map_3d(TensorMap3d{c.c.ptr, c.c.dtype, m, n,
+                                               static_cast<std::uint64_t>(c.batch_count), ldc,
+                                               static_cast<std::uint64_t>(c.c.stride), kCRows,
+                                               box_cols, CU_TENSOR_MAP_SWIZZLE_128B},
+                                   &launch.map_c)
+            : encode_tensor_map(TensorMap2d{c.c.ptr, c.c.dtype, m, n, ldc, kCRows, box_cols,
+                                            CU_TENSOR_MAP_SWIZZLE_128B},
+                                &launch.map_c);
+    if (!s.ok()) return finish(s);
   }
 
   prod::Params& p = launch.params;
@@ -186,17 +198,15 @@ Status launch_prod(const GemmArgs& args, int config) {
   p.tiles_n = sched::ceil_div(c.n, tile.bn);
   p.batch_count = c.batch_count;
   p.k_tiles = static_cast<int>(sched::ceil_div(c.k, tile.bk));
-  p.a_shift = problem.a.shift;
-  p.b_shift = problem.b.shift;
-  p.a_batch_mask = problem.a.shared ? 0 : -1;
-  p.b_batch_mask = problem.b.shared ? 0 : -1;
-  p.tma_c = tma_c ? 1 : 0;
+  p.a_batched = problem.a.shared ? 0 : 1;
+  p.b_batched = problem.b.shared ? 0 : 1;
+  p.c_batched = c_batched ? 1 : 0;
   if (sched::ceil_div(p.tiles_m, tile.cluster_m) * p.tiles_n > sched::HilbertOrder::kMaxItems) {
     return finish({StatusCode::kNotSupported,
                    std::string(entry.name) + ": more tiles per batch entry than its order indexes"});
   }
   const prod::InstanceFn fn = instances(c.a.dtype, c.c.dtype)[static_cast<std::size_t>(
-      prod::instance_index(config, problem.a.major, problem.b.major))];
+      prod::instance_index(config, problem.a.major, problem.b.major, tma_c))];
   return finish(fn(launch));
 }
 

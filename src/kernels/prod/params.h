@@ -32,15 +32,12 @@ struct Params {
   std::int64_t tiles_n = 0;
   std::int64_t batch_count = 1;
   int k_tiles = 0;
-  // Added to the inner TMA coordinate of A and B (OperandView::shift).
-  std::int32_t a_shift = 0;
-  std::int32_t b_shift = 0;
-  // ANDed with the batch index to give an operand's TMA batch coordinate:
-  // -1 for one matrix per entry, 0 for one matrix shared by all.
-  std::int32_t a_batch_mask = -1;
-  std::int32_t b_batch_mask = -1;
-  // 1 when C goes out through TMA stores (16-bit C that TMA can address).
-  std::int32_t tma_c = 0;
+  // 1 when the operand has a matrix per batch entry (a 3-D tensor map, the
+  // batch index its third coordinate); 0 when one matrix serves them all (a
+  // 2-D map).
+  std::int32_t a_batched = 0;
+  std::int32_t b_batched = 0;
+  std::int32_t c_batched = 0;
 };
 
 struct Launch {
@@ -56,12 +53,12 @@ struct Launch {
 // looks them up by (config, A major, B major, input and output dtype).
 using InstanceFn = Status (*)(const Launch& launch);
 
-// The instances of one (input, output) dtype pair: index config * 4 +
-// a_major * 2 + b_major.
-using InstanceTable = std::array<InstanceFn, tcgemm::prod::kConfigCount * 4>;
+// The instances of one (input, output) dtype pair, by config, A and B
+// major-ness and epilogue (TMA store or registers to global).
+using InstanceTable = std::array<InstanceFn, tcgemm::prod::kConfigCount * 8>;
 
-constexpr int instance_index(int config, Major a, Major b) {
-  return config * 4 + static_cast<int>(a) * 2 + static_cast<int>(b);
+constexpr int instance_index(int config, Major a, Major b, bool tma_store) {
+  return ((config * 2 + static_cast<int>(a)) * 2 + static_cast<int>(b)) * 2 + (tma_store ? 1 : 0);
 }
 
 // The six tables, one per instances_<in>_<out>.cu.

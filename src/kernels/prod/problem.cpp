@@ -35,17 +35,14 @@ OperandView view(const MatrixRef& ref, std::int64_t rows, std::int64_t cols, boo
   v.shared = batch_count == 1 || ref.stride == 0;
   v.stride = v.shared ? 0 : ref.stride;
   const std::int64_t elem = static_cast<std::int64_t>(size_of(ref.dtype));
-  const auto address = reinterpret_cast<std::uintptr_t>(ref.ptr);
-  const int shift = static_cast<int>((address % kTmaAlignment) / static_cast<std::uintptr_t>(elem));
+  const bool aligned = reinterpret_cast<std::uintptr_t>(ref.ptr) % kTmaAlignment == 0;
   const bool strides_ok = stride_ok(v.ld, elem) && (v.shared || stride_ok(v.stride, elem));
-  if (!strides_ok || v.inner + shift > kMaxDim || v.outer > kMaxDim) {
-    v.path = OperandPath::kRepack;
-  } else if (shift != 0) {
-    v.path = OperandPath::kTmaShifted;
-    v.shift = shift;
-  } else {
-    v.path = OperandPath::kTma;
-  }
+  // A base off 16 bytes is repacked too. Mapping the aligned address below
+  // it with shifted coordinates (a view one element wider) would be free,
+  // but the H200 faults on those loads (an illegal instruction at UTMALDG,
+  // not seen under compute-sanitizer): docs/production.md.
+  v.path = aligned && strides_ok && v.inner <= kMaxDim && v.outer <= kMaxDim ? OperandPath::kTma
+                                                                             : OperandPath::kRepack;
   return v;
 }
 
@@ -81,7 +78,11 @@ Problem canonicalize(const GemmArgs& args) {
                      reinterpret_cast<std::uintptr_t>(c.c.ptr) % kTmaAlignment == 0 &&
                      stride_ok(c.c.ld, c_elem) &&
                      (c.batch_count == 1 || stride_ok(c.c.stride, c_elem)) && c.m <= kMaxDim &&
-                     c.n <= kMaxDim;
+                     c.n <= kMaxDim &&
+                     // A TMA store clips the contiguous dimension at 16-byte
+                     // granularity only: with M % 8 != 0 it would write up to
+                     // 7 rows past M (docs/hopper-notes.md).
+                     c.m % 8 == 0;
   p.epilogue = c_tma ? EpiloguePath::kTmaStore : EpiloguePath::kDirect;
   return p;
 }
@@ -150,8 +151,6 @@ const char* name(OperandPath p) {
   switch (p) {
     case OperandPath::kTma:
       return "tma";
-    case OperandPath::kTmaShifted:
-      return "tma-shifted-base";
     case OperandPath::kRepack:
       return "repack+tma";
   }

@@ -27,10 +27,6 @@ struct OperandView {
   std::int64_t stride = 0;
   bool shared = true;  // one matrix for every batch entry (batch 1, or stride 0)
   OperandPath path = OperandPath::kTma;
-  // kTmaShifted: elements from the 16-byte-aligned address below ptr to ptr;
-  // the tensor map starts there and the kernel adds `shift` to the inner
-  // coordinate.
-  int shift = 0;
 };
 
 // The problem after canonicalization: C column-major.

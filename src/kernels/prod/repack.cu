@@ -15,30 +15,43 @@ constexpr int kVector = 8;                        // 16-bit elements per 16-byte
 constexpr int kSegment = kThreads * kVector;      // elements of a line per block and pass
 constexpr std::int64_t kMaxGridY = 65535;
 
-// One block copies a kSegment-element segment of lines blockIdx.y,
-// blockIdx.y + gridDim.y, ...: 2-byte loads that a warp issues over 64
-// contiguous bytes (the source lines have any alignment), staged in shared
+// One block copies kSegment-element segments of kLines lines at a time
+// (lines blockIdx.y * kLines.., then gridDim.y * kLines further on): 2-byte
+// loads that a warp issues over 64 contiguous bytes (the source lines have
+// any alignment), kLines * 8 of them in flight per thread, staged in shared
 // memory, then 16-byte stores. Elements from `inner` up to ld_dst are zero.
+constexpr int kLines = 4;
+
 __global__ void __launch_bounds__(kThreads) repack_kernel(RepackJob job) {
-  __shared__ __align__(16) std::uint16_t segment[kSegment];
+  __shared__ __align__(16) std::uint16_t segment[kLines][kSegment];
   const auto* src = static_cast<const std::uint16_t*>(job.src);
   auto* dst = static_cast<std::uint16_t*>(job.dst);
   const std::int64_t first = std::int64_t{blockIdx.x} * kSegment;
   const std::int64_t lines = job.outer * job.entries;
-  for (std::int64_t line = blockIdx.y; line < lines; line += gridDim.y) {
-    const std::int64_t entry = line / job.outer;
-    const std::int64_t outer = line - entry * job.outer;
-    const std::uint16_t* in = src + entry * job.stride + outer * job.ld;
+  for (std::int64_t line0 = std::int64_t{blockIdx.y} * kLines; line0 < lines;
+       line0 += std::int64_t{gridDim.y} * kLines) {
 #pragma unroll
-    for (int i = threadIdx.x; i < kSegment; i += kThreads) {
-      const std::int64_t index = first + i;
-      segment[i] = index < job.inner ? in[index] : std::uint16_t{0};
+    for (int l = 0; l < kLines; ++l) {
+      const std::int64_t line = line0 + l;
+      if (line >= lines) break;
+      const std::int64_t entry = line / job.outer;
+      const std::uint16_t* in = src + entry * job.stride + (line - entry * job.outer) * job.ld;
+#pragma unroll
+      for (int i = threadIdx.x; i < kSegment; i += kThreads) {
+        const std::int64_t index = first + i;
+        segment[l][i] = index < job.inner ? in[index] : std::uint16_t{0};
+      }
     }
     __syncthreads();
     const std::int64_t index = first + threadIdx.x * kVector;
-    if (index < job.ld_dst) {
-      *reinterpret_cast<uint4*>(dst + entry * job.stride_dst + outer * job.ld_dst + index) =
-          *reinterpret_cast<const uint4*>(segment + threadIdx.x * kVector);
+#pragma unroll
+    for (int l = 0; l < kLines; ++l) {
+      const std::int64_t line = line0 + l;
+      if (line >= lines || index >= job.ld_dst) break;
+      const std::int64_t entry = line / job.outer;
+      *reinterpret_cast<uint4*>(dst + entry * job.stride_dst +
+                                (line - entry * job.outer) * job.ld_dst + index) =
+          *reinterpret_cast<const uint4*>(&segment[l][threadIdx.x * kVector]);
     }
     __syncthreads();
   }
@@ -49,7 +62,7 @@ __global__ void __launch_bounds__(kThreads) repack_kernel(RepackJob job) {
 Status launch_repack(const RepackJob& job, cudaStream_t stream) {
   const std::int64_t lines = job.outer * job.entries;
   const auto blocks_x = static_cast<unsigned>((job.ld_dst + kSegment - 1) / kSegment);
-  const auto blocks_y = static_cast<unsigned>(std::min(lines, kMaxGridY));
+  const auto blocks_y = static_cast<unsigned>(std::min((lines + kLines - 1) / kLines, kMaxGridY));
   return launch_kernel(&repack_kernel, "prod repack", dim3(blocks_x, blocks_y), kThreads, 0, 1,
                        stream, job);
 }
