@@ -12,6 +12,8 @@
 #include "dispatch.h"
 #include "kernels/prod/config.h"
 #include "kernels/prod/problem.h"
+#include "plan/device_spec.h"
+#include "plan/prod_plan.h"
 
 namespace {
 
@@ -66,6 +68,43 @@ TEST(ProdConfig, CheckRefusesShapesTheKernelCannotRun) {
   t = tcgemm::prod::kConfigs[1].tile;
   t.deferred_store = true;  // one consumer has no second warpgroup to hide it under
   EXPECT_NE(tcgemm::prod::check(t), "");
+}
+
+TEST(ProdPlan, EveryTableRowFitsTheH100AndH200AtItsCtasPerSm) {
+  for (const tcgemm::plan::DeviceSpec* spec : {&tcgemm::plan::h100(), &tcgemm::plan::h200()}) {
+    for (const auto& entry : tcgemm::prod::kConfigs) {
+      for (int out_bytes : {2, 4}) {
+        const tcgemm::plan::ProdPlan p = tcgemm::plan::plan_prod(*spec, entry.tile, out_bytes);
+        EXPECT_TRUE(p.fits) << spec->name << " " << entry.name << ": " << p.reason;
+        EXPECT_GE(p.ctas_by_smem, entry.tile.ctas_per_sm) << entry.name;
+      }
+    }
+  }
+  // The 128 x 256 shape: the ladder's measured budget, 232 registers per
+  // consumer thread, exactly what it needs.
+  const auto big = tcgemm::plan::plan_prod(tcgemm::plan::h200(), tcgemm::prod::kConfigs[0].tile, 2);
+  EXPECT_EQ(big.regs_available, 232);
+  EXPECT_EQ(big.consumer_regs_needed, 232);
+}
+
+TEST(ProdPlan, RefusesConfigsPastTheSharedMemoryOrRegisterBudget) {
+  tcgemm::prod::TileConfig t = tcgemm::prod::kConfigs[0].tile;
+  t.stages = 5;  // 5 x 48 KiB of A and B, plus the C buffers: over 227 KiB
+  auto p = tcgemm::plan::plan_prod(tcgemm::plan::h200(), t, 2);
+  EXPECT_FALSE(p.fits);
+  EXPECT_NE(p.reason.find("shared memory"), std::string::npos) << p.reason;
+  t = tcgemm::prod::kConfigs[1].tile;
+  t.ctas_per_sm = 4;  // 4 x 75 KiB
+  p = tcgemm::plan::plan_prod(tcgemm::plan::h200(), t, 2);
+  EXPECT_FALSE(p.fits);
+  t = tcgemm::prod::kConfigs[1].tile;
+  t.bn = 256;
+  t.c_cols = 128;
+  t.stages = 2;
+  t.ctas_per_sm = 2;  // 128 accumulators per thread at 128 registers
+  p = tcgemm::plan::plan_prod(tcgemm::plan::h200(), t, 4);
+  EXPECT_FALSE(p.fits);
+  EXPECT_NE(p.reason.find("registers"), std::string::npos) << p.reason;
 }
 
 TEST(ProdConfig, SharedMemoryFitsTheH200OptInLimit) {

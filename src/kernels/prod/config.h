@@ -16,9 +16,8 @@
 // read it too.
 #pragma once
 
-#include <tcgemm/tcgemm.h>
-
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -125,34 +124,32 @@ constexpr std::size_t smem_bytes(const TileConfig& t, int out_bytes) {
 }
 
 // What a TileConfig must satisfy for the kernel template to be correct;
-// "" when it does. Checked at compile time for every table row, and by the
-// host tests.
-std::string check(const TileConfig& t);
-
-// The full configuration of one launch, for describe() and the bench.
-enum class OperandPath : std::uint8_t {
-  kTma,     // TMA straight from the caller's matrix
-  kRepack,  // copied into aligned scratch first (base, ld or batch stride off 16 bytes)
-};
-
-enum class EpiloguePath : std::uint8_t {
-  kTmaStore,  // C staged in shared memory and stored by TMA
-  kDirect,    // registers to global memory (fp32 C, C that TMA cannot address, M % 8 != 0)
-};
-
-struct LaunchConfig {
-  int config = 0;  // index into kConfigs
-  bool swapped = false;  // C^T = B^T A^T (C was row-major)
-  Major a_major = Major::kK;
-  Major b_major = Major::kK;
-  OperandPath a_path = OperandPath::kTma;
-  OperandPath b_path = OperandPath::kTma;
-  EpiloguePath epilogue = EpiloguePath::kTmaStore;
-  DType in = DType::kBF16;
-  DType out = DType::kBF16;
-};
-
-// "BM=128 BN=256 BK=64 stages=4 consumers=2 cluster=2x1 multicast=B ..."
-std::string to_string(const LaunchConfig& launch);
+// "" when it does. Checked by the host tests for every table row and by the
+// planner (plan/prod_plan.h); the kernel static_asserts the same rules.
+inline std::string check(const TileConfig& t) {
+  if (t.consumers < 1 || t.consumers > 2) return "consumers must be 1 or 2";
+  if (t.bm != kWgmmaM * t.consumers) return "BM must be 64 per consumer warpgroup";
+  if (t.bk != kChunk) return "BK must be 64 (one 128-byte swizzle row of 16-bit elements)";
+  if (t.bn < kChunk || t.bn > 256 || t.bn % kChunk != 0) {
+    return "BN must be a multiple of 64 in [64, 256] (wgmma N; MN-major B comes in 64-column "
+           "chunks)";
+  }
+  if (t.cluster_m < 1 || t.cluster_m > 2) return "cluster_m must be 1 or 2";
+  if ((t.bn / kChunk) % t.cluster_m != 0) {
+    return "BN / 64 must be a multiple of cluster_m (each CTA multicasts whole B chunks)";
+  }
+  if (t.stages < 2 || t.stages > 16) return "stages must be in [2, 16]";
+  if (t.c_cols < 16 || t.bn % t.c_cols != 0 || t.c_cols % 16 != 0) {
+    return "c_cols must divide BN and be a multiple of 16 (stmatrix stores pairs of 8-column "
+           "chunks)";
+  }
+  if (t.deferred_store && (t.bn / t.c_cols < 2 || t.consumers != 2)) {
+    return "the deferred store needs two consumers and at least two C parts per slice";
+  }
+  if (t.ctas_per_sm < 1 || (t.consumers == 2 && t.ctas_per_sm != 1)) {
+    return "ctas_per_sm must be 1 with two consumers (setmaxnreg budgets the whole SM)";
+  }
+  return {};
+}
 
 }  // namespace tcgemm::prod

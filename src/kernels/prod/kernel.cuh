@@ -97,7 +97,7 @@ struct Shape {
 };
 
 // A work item as the producer hands it over with the tile's first k-tile
-// (one st.async of 16 bytes); row < 0 ends the consumers' loop.
+// (one st.async of 16 bytes).
 struct alignas(16) WorkItem {
   std::int32_t row;
   std::int32_t col;
@@ -310,13 +310,6 @@ __global__ void __launch_bounds__(Shape<kConfig>::kThreads, Shape<kConfig>::kCta
           }
         }
       }
-      if constexpr (S::kHandOff) {
-        // The end: a slot that holds no tile.
-        ptx::mbarrier_wait_parity(&smem.empty[ring.slot], ring.phase ^ 1);
-        ptx::mbarrier_arrive_expect_tx(&smem.full[ring.slot], sizeof(WorkItem));
-        ptx::st_async_16(&smem.work[ring.slot], static_cast<std::uint32_t>(-1), 0, 0, 0,
-                         &smem.full[ring.slot]);
-      }
     }
   } else {
     if constexpr (S::kSetmaxnreg) ptx::setmaxnreg_inc<S::kConsumerRegs>();
@@ -351,26 +344,28 @@ __global__ void __launch_bounds__(Shape<kConfig>::kThreads, Shape<kConfig>::kCta
       }
     };
 
-    for (std::int64_t u = cluster_id;; u += clusters) {
-      WorkItem work;
-      if constexpr (S::kHandOff) {
-        // The work item, read after the wait on its slot; the proxy fence
-        // orders the read before the producer's next st.async into the slot,
-        // the barrier after the first k-tile's wgmmas every warp's read
-        // before the slot's release.
-        ptx::mbarrier_wait_parity(&smem.full[ring.slot], ring.phase);
-        work = smem.work[ring.slot];
-        ptx::fence_proxy_async_shared();
-        if (work.row < 0) break;
-      } else {
-        if (u >= units) break;
-        work = work_of<S>(u, units, units_per_batch, pairs_m, p.tiles_n, rank);
-        ptx::mbarrier_wait_parity(&smem.full[ring.slot], ring.phase);
+    // This cluster's units: cluster_id, cluster_id + clusters, ... (counted
+    // in 32 bits, as in ladder step 14: the deferred store leaves no
+    // register to spare).
+    const int local_units =
+        cluster_id < units ? static_cast<int>(sched::ceil_div(units - cluster_id, clusters)) : 0;
+    for (int i = 0; i < local_units; ++i) {
+      WorkItem work{};
+      if constexpr (!S::kHandOff) {
+        work = work_of<S>(cluster_id + std::int64_t{i} * clusters, units, units_per_batch, pairs_m,
+                          p.tiles_n, rank);
       }
-
       int previous_slot = -1;
       for (int kt = 0; kt < p.k_tiles; ++kt, ring.advance()) {
-        if (kt > 0) ptx::mbarrier_wait_parity(&smem.full[ring.slot], ring.phase);
+        ptx::mbarrier_wait_parity(&smem.full[ring.slot], ring.phase);
+        if (S::kHandOff && kt == 0) {
+          // The work item travels with the tile's first k-tile. The proxy
+          // fence orders this read before the producer's next st.async into
+          // the slot, the barrier after the k-tile's wgmmas every warp's read
+          // before the slot's release.
+          work = smem.work[ring.slot];
+          ptx::fence_proxy_async_shared();
+        }
         ptx::wgmma_fence();
         const TIn* a_tile = smem.a[ring.slot] + consumer * tcgemm::prod::kWgmmaM * S::BK;
         const TIn* b_tile = smem.b[ring.slot];

@@ -159,29 +159,6 @@ const char* name(OperandPath p) {
 
 }  // namespace
 
-std::string check(const TileConfig& t) {
-  if (t.consumers < 1 || t.consumers > 2) return "consumers must be 1 or 2";
-  if (t.bm != kWgmmaM * t.consumers) return "BM must be 64 per consumer warpgroup";
-  if (t.bk != kChunk) return "BK must be 64 (one 128-byte swizzle row of 16-bit elements)";
-  if (t.bn < kChunk || t.bn > 256 || t.bn % kChunk != 0) {
-    return "BN must be a multiple of 64 in [64, 256] (wgmma N; MN-major B comes in 64-column "
-           "chunks)";
-  }
-  if (t.cluster_m < 1 || t.cluster_m > 2) return "cluster_m must be 1 or 2";
-  if ((t.bn / kChunk) % t.cluster_m != 0) {
-    return "BN / 64 must be a multiple of cluster_m (each CTA multicasts whole B chunks)";
-  }
-  if (t.stages < 2 || t.stages > 16) return "stages must be in [2, 16]";
-  if (t.c_cols < 16 || t.bn % t.c_cols != 0 || t.c_cols % 16 != 0) {
-    return "c_cols must divide BN and be a multiple of 16 (stmatrix stores pairs of 8-column "
-           "chunks)";
-  }
-  if (t.deferred_store && (t.bn / t.c_cols < 2 || t.consumers != 2)) {
-    return "the deferred store needs two consumers and at least two C parts per slice";
-  }
-  return {};
-}
-
 std::string to_string(const LaunchConfig& l) {
   const ConfigEntry& e = kConfigs[l.config];
   const TileConfig& t = e.tile;

@@ -13,6 +13,33 @@
 
 namespace tcgemm::prod {
 
+// The full configuration of one launch, for describe() and the bench.
+enum class OperandPath : std::uint8_t {
+  kTma,     // TMA straight from the caller's matrix
+  kRepack,  // copied into aligned scratch first (base, ld or batch stride off 16 bytes)
+};
+
+enum class EpiloguePath : std::uint8_t {
+  kTmaStore,  // C staged in shared memory and stored by TMA
+  kDirect,    // registers to global memory (fp32 C, C that TMA cannot address, M % 8 != 0)
+};
+
+struct LaunchConfig {
+  int config = 0;  // index into kConfigs
+  bool swapped = false;  // C^T = B^T A^T (C was row-major)
+  Major a_major = Major::kK;
+  Major b_major = Major::kK;
+  OperandPath a_path = OperandPath::kTma;
+  OperandPath b_path = OperandPath::kTma;
+  EpiloguePath epilogue = EpiloguePath::kTmaStore;
+  DType in = DType::kBF16;
+  DType out = DType::kBF16;
+};
+
+// "BM=128 BN=256 BK=64 stages=4 consumers=2 cluster=2x1 multicast=B ..."
+std::string to_string(const LaunchConfig& launch);
+
+
 // One input operand as the kernel's tensor map addresses it: `batch` (or one
 // shared) matrices of `outer` lines of `inner` contiguous elements, `ld`
 // apart, `stride` apart from one batch entry to the next. For A, inner is K

@@ -27,31 +27,41 @@ __global__ void __launch_bounds__(kThreads) repack_kernel(RepackJob job) {
   const auto* src = static_cast<const std::uint16_t*>(job.src);
   auto* dst = static_cast<std::uint16_t*>(job.dst);
   const std::int64_t first = std::int64_t{blockIdx.x} * kSegment;
+  // Elements of this block's segment that exist in the source and in the
+  // destination line (32-bit from here on: the copy is instruction-bound
+  // otherwise).
+  const int in_segment = static_cast<int>(std::min<std::int64_t>(kSegment, job.inner - first));
+  const int out_segment = static_cast<int>(std::min<std::int64_t>(kSegment, job.ld_dst - first));
   const std::int64_t lines = job.outer * job.entries;
   for (std::int64_t line0 = std::int64_t{blockIdx.y} * kLines; line0 < lines;
        line0 += std::int64_t{gridDim.y} * kLines) {
+    // Line l's source and destination (one 64-bit division per line, and
+    // none without a batch).
+    const std::uint16_t* in[kLines];
+    std::uint16_t* out[kLines];
 #pragma unroll
     for (int l = 0; l < kLines; ++l) {
-      const std::int64_t line = line0 + l;
-      if (line >= lines) break;
-      const std::int64_t entry = line / job.outer;
-      const std::uint16_t* in = src + entry * job.stride + (line - entry * job.outer) * job.ld;
+      const std::int64_t line = line0 + l < lines ? line0 + l : lines - 1;
+      const std::int64_t entry = job.entries == 1 ? 0 : line / job.outer;
+      const std::int64_t outer = line - entry * job.outer;
+      in[l] = src + entry * job.stride + outer * job.ld + first;
+      out[l] = dst + entry * job.stride_dst + outer * job.ld_dst + first;
+    }
+#pragma unroll
+    for (int l = 0; l < kLines; ++l) {
 #pragma unroll
       for (int i = threadIdx.x; i < kSegment; i += kThreads) {
-        const std::int64_t index = first + i;
-        segment[l][i] = index < job.inner ? in[index] : std::uint16_t{0};
+        segment[l][i] = i < in_segment ? in[l][i] : std::uint16_t{0};
       }
     }
     __syncthreads();
-    const std::int64_t index = first + threadIdx.x * kVector;
+    const int index = threadIdx.x * kVector;
 #pragma unroll
     for (int l = 0; l < kLines; ++l) {
-      const std::int64_t line = line0 + l;
-      if (line >= lines || index >= job.ld_dst) break;
-      const std::int64_t entry = line / job.outer;
-      *reinterpret_cast<uint4*>(dst + entry * job.stride_dst +
-                                (line - entry * job.outer) * job.ld_dst + index) =
-          *reinterpret_cast<const uint4*>(&segment[l][threadIdx.x * kVector]);
+      if (line0 + l < lines && index < out_segment) {
+        *reinterpret_cast<uint4*>(out[l] + index) =
+            *reinterpret_cast<const uint4*>(&segment[l][index]);
+      }
     }
     __syncthreads();
   }
