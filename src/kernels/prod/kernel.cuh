@@ -408,17 +408,11 @@ __global__ void __launch_bounds__(Shape<kConfig>::kThreads, Shape<kConfig>::kCta
       const std::int32_t col0 = work.col;
       // The TMA store's batch coordinate, -1 for a 2-D map (store_c_buffer).
       const std::int32_t c_batch = p.c_batched != 0 ? work.batch : -1;
-      hopper::EpilogueParams ep{static_cast<TOut*>(p.c) + work.batch * p.stride_c,
-                                p.ldc,
-                                p.m,
-                                p.n,
-                                p.alpha,
-                                p.beta};
       if constexpr (S::kDeferredStore && kTmaStore) {
         while (pending_part < S::kCParts) store_pending_part();
       }
-      if constexpr (kTmaStore) {
-        {
+      const auto store_tile = [&](const hopper::EpilogueParams& ep) {
+        if constexpr (kTmaStore) {
           if constexpr (S::kDeferredStore) {
             store_slice<TOut, S, 0, S::kFirstDeferredPart>(acc, smem.c[consumer], &map_c, ep, row0,
                                                            col0, c_batch, c_barrier, leader);
@@ -432,9 +426,20 @@ __global__ void __launch_bounds__(Shape<kConfig>::kThreads, Shape<kConfig>::kCta
             store_slice<TOut, S, 0, S::kCParts>(acc, smem.c[consumer], &map_c, ep, row0, col0,
                                                 c_batch, c_barrier, leader);
           }
+        } else {
+          hopper::store_accumulators<TOut, S::BN, true>(acc, ep, row0, col0);
         }
+      };
+      void* const c = static_cast<TOut*>(p.c) + work.batch * p.stride_c;
+      // C = A * B, the common case, with alpha and beta as constants: the
+      // epilogue then has no scaling and no reads of C at all. Passed at run
+      // time, alpha and beta sit in per-thread registers, and the compiler
+      // predicates (does not branch around) the address arithmetic of the
+      // beta reads: that cost 4% at 4096^3 (H200, docs/production.md).
+      if (p.alpha == 1.0f && p.beta == 0.0f) {
+        store_tile(hopper::EpilogueParams{c, p.ldc, p.m, p.n, 1.0f, 0.0f});
       } else {
-        hopper::store_accumulators<TOut, S::BN, true>(acc, ep, row0, col0);
+        store_tile(hopper::EpilogueParams{c, p.ldc, p.m, p.n, p.alpha, p.beta});
       }
     }
     if constexpr (S::kDeferredStore && kTmaStore) {
