@@ -61,6 +61,8 @@ std::vector<Shape> ragged_set() {
       {.m = 4096, .n = 4096, .k = 4093},  // only K odd: aligned M and N, tight lda = 4093
       {.m = 8191, .n = 8192, .k = 8192},  // one row short of a tile multiple
       {.m = 4096, .n = 4096, .k = 4096, .offset = 1},  // 2-byte-aligned A, B and C
+      // The aligned neighbour the odd shapes are held against, in the same run.
+      {.m = 4096, .n = 4096, .k = 4096},
   };
 }
 
