@@ -49,16 +49,6 @@ CUtensorMapDataType tma_dtype(DType dtype) {
 
 }  // namespace
 
-bool tma_addressable(const void* base, std::uint64_t elem_bytes, std::uint64_t ld,
-                     std::uint64_t batch, std::uint64_t batch_stride) {
-  const auto stride_ok = [&](std::uint64_t elements) {
-    return (elements * elem_bytes) % kStrideMultipleBytes == 0 &&
-           elements * elem_bytes < kMaxStrideBytes;
-  };
-  return reinterpret_cast<std::uintptr_t>(base) % kGlobalAlignmentBytes == 0 && stride_ok(ld) &&
-         (batch <= 1 || stride_ok(batch_stride));
-}
-
 namespace {
 
 // The rules and the driver call both ranks share; dims[0] is contiguous,

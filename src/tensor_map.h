@@ -42,12 +42,6 @@ struct TensorMap3d {
   CUtensorMapSwizzle swizzle = CU_TENSOR_MAP_SWIZZLE_128B;
 };
 
-// Whether TMA can address a matrix with this base, leading dimension and
-// (batch > 1) batch stride, all in elements of `elem_bytes`: 16-byte aligned
-// base, strides multiples of 16 bytes and under 2^40 bytes.
-bool tma_addressable(const void* base, std::uint64_t elem_bytes, std::uint64_t ld,
-                     std::uint64_t batch, std::uint64_t batch_stride);
-
 // Encodes `view` into *map. Out-of-bounds box elements load as zeros.
 // Errors: kNotSupported when the view breaks a TMA rule (base not 16-byte
 // aligned, ld * element size not a multiple of 16, a dimension over 2^32),

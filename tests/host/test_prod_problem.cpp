@@ -262,7 +262,6 @@ TEST(ProdDescribe, NamesTheConfigTheSwapAndEachOperandsPath) {
 TEST(ProdDispatch, EveryStorageOrderAlignmentAndBatchClassIsServed) {
   const tcgemm::KernelInfo* prod = tcgemm::find_kernel("prod");
   ASSERT_NE(prod, nullptr);
-  int cases = 0;
   for (Layout a : {kRow, kCol}) {
     for (Layout b : {kRow, kCol}) {
       for (Layout c : {kRow, kCol}) {
@@ -305,14 +304,72 @@ TEST(ProdDispatch, EveryStorageOrderAlignmentAndBatchClassIsServed) {
                   tcgemm::registry(), nullptr, args, DeviceCaps{90}, /*unlimited_workspace=*/false);
               ASSERT_TRUE(choice.status.ok()) << choice.status.message;
               EXPECT_EQ(choice.kernel, prod) << "variant " << variant;
-              ++cases;
+              // And the family's own view of it is one it can launch.
+              const auto p = tcgemm::prod::canonicalize(args);
+              EXPECT_EQ(p.args.c.layout, kCol);
+              if (variant == 1 || variant == 2) {
+                EXPECT_EQ(p.a.path, OperandPath::kRepack) << "variant " << variant;
+                EXPECT_EQ(p.b.path, OperandPath::kRepack) << "variant " << variant;
+                EXPECT_EQ(p.epilogue, EpiloguePath::kDirect) << "variant " << variant;
+              }
+              EXPECT_GT(tcgemm::prod::select_config(p, 132), -1);
             }
           }
         }
       }
     }
   }
-  EXPECT_EQ(cases, 8 * 2 * 3 * 6);
+}
+
+TEST(ProdDispatch, SizesPastThe32BitTmaCoordinatesOfATilePairAreRefusedByName) {
+  // A cluster's second tile may start 256 rows past M; TMA coordinates are
+  // signed 32-bit.
+  const tcgemm::KernelInfo* prod = tcgemm::find_kernel("prod");
+  ASSERT_NE(prod, nullptr);
+  constexpr std::int64_t kLargest = (std::int64_t{1} << 31) - 1 - 256;
+  GemmArgs args = problem(kLargest, 8, 8, kRow, kCol, kCol);
+  EXPECT_EQ(tcgemm::check_constraints(prod->constraints, args, DeviceCaps{90}), "");
+  args = problem(kLargest + 1, 8, 8, kRow, kCol, kCol);
+  EXPECT_NE(tcgemm::check_constraints(prod->constraints, args, DeviceCaps{90}), "");
+}
+
+TEST(ProdProblem, RowMajorCWithBatchesSwapsTheOperandsStrides) {
+  GemmArgs args = problem(64, 48, 32, kRow, kRow, kRow);
+  args.batch_count = 4;
+  args.a.stride = 64 * 32;
+  args.b.stride = 0;  // shared B becomes a shared A after the swap
+  args.c.stride = 64 * 48 + 8;
+  const auto p = tcgemm::prod::canonicalize(args);
+  ASSERT_TRUE(p.swapped);
+  EXPECT_TRUE(p.a.shared);
+  EXPECT_FALSE(p.b.shared);
+  EXPECT_EQ(p.b.stride, 64 * 32);
+  EXPECT_EQ(p.args.c.stride, 64 * 48 + 8);
+  EXPECT_EQ(p.epilogue, EpiloguePath::kTmaStore);  // 64 * 48 + 8 elements: 16-byte steps
+}
+
+TEST(ProdProblem, ACBatchStrideOff16BytesStoresCFromRegisters) {
+  GemmArgs args = problem(64, 64, 64, kRow, kCol, kCol);
+  args.batch_count = 2;
+  args.a.stride = 64 * 64;
+  args.b.stride = 64 * 64;
+  args.c.stride = 64 * 64 + 1;
+  EXPECT_EQ(tcgemm::prod::canonicalize(args).epilogue, EpiloguePath::kDirect);
+}
+
+TEST(ProdProblem, AZeroStrideOnAIsOneSharedMatrixAndNeverRepackedPerEntry) {
+  GemmArgs args = problem(64, 64, 63, kRow, kCol, kCol);  // lda = 63: repacked
+  args.batch_count = 1000;
+  args.a.stride = 0;
+  args.b.stride = 64 * 63 + 1;  // B's entries off 16 bytes: repacked, one copy per entry
+  args.c.stride = 64 * 64;
+  const auto p = tcgemm::prod::canonicalize(args);
+  EXPECT_TRUE(p.a.shared);
+  EXPECT_EQ(p.a.path, OperandPath::kRepack);
+  EXPECT_EQ(tcgemm::prod::repacked_bytes(p.a, 1000), 64u * 64u * 2u);
+  EXPECT_EQ(tcgemm::prod::repacked_bytes(p.b, 1000), 1000u * 64u * 64u * 2u);
+  EXPECT_EQ(tcgemm::prod::scratch_offset_b(p), 64u * 64u * 2u);
+  EXPECT_EQ(tcgemm::prod::scratch_bytes(p), 64u * 64u * 2u + 1000u * 64u * 64u * 2u);
 }
 
 }  // namespace

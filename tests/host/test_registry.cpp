@@ -592,10 +592,9 @@ TEST_P(WmmaLadderStep, RefusesBatchesAndOtherDevices) {
   EXPECT_TRUE(RefusedNaming(check(args), "batch_count=2"));
 }
 
-TEST_P(WmmaLadderStep, OnlyTheFastestSafeStepsAreDispatched) {
-  // NN has no other kernel: step 11 serves its tile multiples, step 10 other
-  // fp16 inputs, step 7 what step 10 refuses (bf16), step 8 what step 7
-  // refuses (any ldc); the hazard step (a data race) never runs unless named.
+TEST_P(WmmaLadderStep, IsNeverDispatchedAndOnlyTheHazardStepIsUnsafe) {
+  // The production family serves NN problems; the WMMA steps run by name,
+  // the hazard step (a data race) among them.
   EXPECT_EQ(kernel_->dispatch_rank, 0);
   EXPECT_EQ(kernel_->description.starts_with("UNSAFE"), GetParam().name == "wmma-09");
 }

@@ -3,13 +3,13 @@
 // One kernel template (kernel.cuh) serves every problem; a TileConfig fixes
 // its shape (tile, ring depth, warpgroups, cluster, epilogue staging) and the
 // table below lists the instantiated shapes. Each shape is instantiated for
-// every operand major-ness and dtype pair (instances.cuh), so a problem maps
-// to a kernel by data alone:
+// every operand major-ness, epilogue and dtype pair (instances_*.cu), so a
+// problem maps to a kernel by data alone:
 //
 //   GemmArgs --canonicalize--> C column-major (C^T = B^T A^T when C is row-major)
 //            --operands-->     A K- or M-major, B K- or N-major, each fed by
-//                              TMA directly, by TMA with a shifted base, or
-//                              from an aligned repack (launch.cu)
+//                              TMA directly or from an aligned repack
+//                              (problem.cpp, launch.cpp)
 //            --select-->       a TileConfig of the table (problem.cpp)
 //
 // Plain C++ (no CUDA): the planner, the dispatcher's host tests and the bench

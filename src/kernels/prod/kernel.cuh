@@ -14,12 +14,12 @@
 //             wgmma m64nBNk16 with each operand K- or MN-major (the
 //             instruction's transpose bits; descriptors in ptx/wgmma.cuh).
 //   epilogue  C column-major (the host turns a row-major C into C^T =
-//             B^T A^T): 16-bit C that TMA can address is staged with
-//             stmatrix and stored by TMA, part of it deferred under the next
-//             tile's mainloop; slices that end inside M with M % 8 != 0 (a
-//             TMA store would write up to 7 rows past M: docs/hopper-notes.md),
-//             fp32 C and C that TMA cannot address go from registers to
-//             global memory, masked.
+//             B^T A^T): 16-bit C that TMA can address, M a multiple of 8, is
+//             staged with stmatrix and stored by TMA, part of it deferred
+//             under the next tile's mainloop; otherwise (fp32 C, C that TMA
+//             cannot address, or M % 8 != 0, where a TMA store would write
+//             up to 7 rows past M: docs/hopper-notes.md) registers go to
+//             global memory, masked. The two are separate instances.
 //
 // Shape, K, alignment and batch are all runtime data: out-of-bounds boxes
 // load as zeros, so any M, N, K >= 1 runs on the same path.
@@ -102,7 +102,7 @@ struct alignas(16) WorkItem {
   std::int32_t row;
   std::int32_t col;
   std::int32_t batch;
-  std::int32_t unused;
+  std::int32_t padding;
 };
 
 // The tile of work unit u (batch entries one after another, tile pairs of a
@@ -457,11 +457,14 @@ __global__ void __launch_bounds__(Shape<kConfig>::kThreads, Shape<kConfig>::kCta
 
 // --- host side of one instance -------------------------------------------------
 
-// Launches the instance on the fewest persistent clusters that need no more
-// rounds of tiles than the resident maximum (every cluster gets the same
-// number of tiles, or one less).
+// Raises the instance's shared-memory limit (the runtime call that also binds
+// the context cuTensorMapEncodeTiled needs on a fresh host thread:
+// docs/hopper-notes.md) and sizes the persistent grid: the fewest clusters
+// that need no more rounds of tiles than the resident maximum, so every
+// cluster gets the same number of tiles, or one less. Runs before anything
+// is enqueued.
 template <int kConfig, Major kMajorA, Major kMajorB, typename TIn, typename TOut, bool kTmaStore>
-Status launch_instance(const Launch& l) {
+Status prepare_instance(Launch& l) {
   using S = Shape<kConfig>;
   auto* k = &kernel<kConfig, kMajorA, kMajorB, TIn, TOut, kTmaStore>;
   constexpr std::size_t kSmem = tcgemm::prod::smem_bytes(S::kTile, sizeof(TOut));
@@ -489,8 +492,23 @@ Status launch_instance(const Launch& l) {
       sched::ceil_div(p.tiles_m, S::kClusterM) * p.tiles_n * p.batch_count;
   std::int64_t clusters = std::min<std::int64_t>(resident, units);
   clusters = sched::ceil_div(units, sched::ceil_div(units, clusters));
-  return launch_kernel(k, l.name, dim3(static_cast<unsigned>(clusters * S::kClusterM)),
-                       S::kThreads, kSmem, S::kClusterM, l.stream, l.map_a, l.map_b, l.map_c, p);
+  l.ctas = static_cast<unsigned>(clusters * S::kClusterM);
+  return Status::success();
+}
+
+template <int kConfig, Major kMajorA, Major kMajorB, typename TIn, typename TOut, bool kTmaStore>
+Status launch_instance(const Launch& l) {
+  using S = Shape<kConfig>;
+  auto* k = &kernel<kConfig, kMajorA, kMajorB, TIn, TOut, kTmaStore>;
+  constexpr std::size_t kSmem = tcgemm::prod::smem_bytes(S::kTile, sizeof(TOut));
+  return launch_kernel(k, l.name, dim3(l.ctas), S::kThreads, kSmem, S::kClusterM, l.stream,
+                       l.map_a, l.map_b, l.map_c, l.params);
+}
+
+template <int kConfig, Major kMajorA, Major kMajorB, typename TIn, typename TOut, bool kTmaStore>
+constexpr Instance instance() {
+  return {&prepare_instance<kConfig, kMajorA, kMajorB, TIn, TOut, kTmaStore>,
+          &launch_instance<kConfig, kMajorA, kMajorB, TIn, TOut, kTmaStore>};
 }
 
 // The instance table of one (input, output) dtype pair, in instance_index
@@ -500,13 +518,13 @@ template <typename TIn, typename TOut, int kConfig, bool kTmaStore>
 void fill_instances(InstanceTable& table) {
   constexpr bool kTma = kTmaStore && sizeof(TOut) == 2;
   table[instance_index(kConfig, Major::kK, Major::kK, kTmaStore)] =
-      &launch_instance<kConfig, Major::kK, Major::kK, TIn, TOut, kTma>;
+      instance<kConfig, Major::kK, Major::kK, TIn, TOut, kTma>();
   table[instance_index(kConfig, Major::kK, Major::kMN, kTmaStore)] =
-      &launch_instance<kConfig, Major::kK, Major::kMN, TIn, TOut, kTma>;
+      instance<kConfig, Major::kK, Major::kMN, TIn, TOut, kTma>();
   table[instance_index(kConfig, Major::kMN, Major::kK, kTmaStore)] =
-      &launch_instance<kConfig, Major::kMN, Major::kK, TIn, TOut, kTma>;
+      instance<kConfig, Major::kMN, Major::kK, TIn, TOut, kTma>();
   table[instance_index(kConfig, Major::kMN, Major::kMN, kTmaStore)] =
-      &launch_instance<kConfig, Major::kMN, Major::kMN, TIn, TOut, kTma>;
+      instance<kConfig, Major::kMN, Major::kMN, TIn, TOut, kTma>();
 }
 
 template <typename TIn, typename TOut, std::size_t... kConfig>

@@ -89,7 +89,8 @@ Status encode_operand(const OperandView& v, std::int64_t batch_count, std::uint3
 }  // namespace
 
 std::size_t workspace_prod(const GemmArgs& args) {
-  return tcgemm::prod::scratch_bytes(tcgemm::prod::canonicalize(args));
+  const std::size_t scratch = tcgemm::prod::scratch_bytes(tcgemm::prod::canonicalize(args));
+  return scratch == 0 ? 0 : tcgemm::prod::kReservedWorkspaceBytes + scratch;
 }
 
 std::string describe_prod(const GemmArgs& args, int config) {
@@ -104,16 +105,50 @@ Status launch_prod(const GemmArgs& args, int config) {
   const tcgemm::prod::ConfigEntry& entry = kConfigs[config];
   const tcgemm::prod::TileConfig& tile = entry.tile;
   const GemmArgs& c = problem.args;
+  const bool tma_c = problem.epilogue == EpiloguePath::kTmaStore;
+  const bool c_batched = c.batch_count > 1;
 
-  // Scratch for the repacked operands.
+  prod::Launch launch{};
+  launch.stream = args.stream;
+  launch.name = entry.name;
+  prod::Params& p = launch.params;
+  p.c = c.c.ptr;
+  p.ldc = c.c.ld;
+  p.stride_c = c_batched ? c.c.stride : 0;
+  p.m = c.m;
+  p.n = c.n;
+  p.alpha = c.alpha;
+  p.beta = c.beta;
+  p.tiles_m = sched::ceil_div(c.m, tile.bm);
+  p.tiles_n = sched::ceil_div(c.n, tile.bn);
+  p.batch_count = c.batch_count;
+  p.k_tiles = static_cast<int>(sched::ceil_div(c.k, tile.bk));
+  p.a_batched = problem.a.shared ? 0 : 1;
+  p.b_batched = problem.b.shared ? 0 : 1;
+  p.c_batched = c_batched ? 1 : 0;
+  if (sched::ceil_div(p.tiles_m, tile.cluster_m) * p.tiles_n > sched::HilbertOrder::kMaxItems) {
+    return {StatusCode::kNotSupported,
+            std::string(entry.name) + ": more tiles per batch entry than its order indexes"};
+  }
+
+  // Everything that can fail comes before anything is enqueued; the first
+  // step binds the device context the tensor-map encoder needs.
+  const prod::Instance& instance = instances(c.a.dtype, c.c.dtype)[static_cast<std::size_t>(
+      prod::instance_index(config, problem.a.major, problem.b.major, tma_c))];
+  if (Status s = instance.prepare(launch); !s.ok()) return s;
+
+  // Scratch for the repacked operands: the caller's workspace past the
+  // region stream-K kernels keep their flags in, or stream-ordered memory
+  // freed after the launch.
   const std::size_t scratch = tcgemm::prod::scratch_bytes(problem);
-  void* scratch_base = nullptr;
+  std::uint8_t* scratch_base = nullptr;
   bool scratch_owned = false;
   if (scratch > 0) {
-    if (args.workspace != nullptr && args.workspace_bytes >= scratch) {
-      scratch_base = args.workspace;
+    if (args.workspace != nullptr && args.workspace_bytes >= workspace_prod(args)) {
+      scratch_base = static_cast<std::uint8_t*>(args.workspace) + tcgemm::prod::kReservedWorkspaceBytes;
     } else {
-      const cudaError_t err = cudaMallocAsync(&scratch_base, scratch, args.stream);
+      void* allocation = nullptr;
+      const cudaError_t err = cudaMallocAsync(&allocation, scratch, args.stream);
       if (err != cudaSuccess) {
         cudaGetLastError();
         return {StatusCode::kCudaError,
@@ -122,6 +157,7 @@ Status launch_prod(const GemmArgs& args, int config) {
                     "tcgemm::workspace_size bytes to avoid it): " +
                     cudaGetErrorString(err)};
       }
+      scratch_base = static_cast<std::uint8_t*>(allocation);
       scratch_owned = true;
     }
   }
@@ -130,16 +166,16 @@ Status launch_prod(const GemmArgs& args, int config) {
     return status;
   };
 
-  prod::Launch launch{};
-  launch.stream = args.stream;
-  launch.name = entry.name;
-  std::size_t offset = 0;
-  for (OperandView* v : {&problem.a, &problem.b}) {
+  // The repacks' destinations become the operands the maps describe.
+  prod::RepackJob jobs[2];
+  int job_count = 0;
+  const std::size_t offsets[2] = {0, tcgemm::prod::scratch_offset_b(problem)};
+  for (int i = 0; i < 2; ++i) {
+    OperandView* v = i == 0 ? &problem.a : &problem.b;
     if (v->path != OperandPath::kRepack) continue;
-    offset = (offset + 255) / 256 * 256;
-    prod::RepackJob job;
+    prod::RepackJob& job = jobs[job_count++];
     job.src = v->ptr;
-    job.dst = static_cast<std::uint8_t*>(scratch_base) + offset;
+    job.dst = scratch_base + offsets[i];
     job.inner = v->inner;
     job.outer = v->outer;
     job.ld = v->ld;
@@ -147,13 +183,10 @@ Status launch_prod(const GemmArgs& args, int config) {
     job.entries = v->shared ? 1 : c.batch_count;
     job.ld_dst = tcgemm::prod::repacked_ld(*v);
     job.stride_dst = tcgemm::prod::repacked_stride(*v);
-    offset += tcgemm::prod::repacked_bytes(*v, c.batch_count);
-    if (Status s = prod::launch_repack(job, args.stream); !s.ok()) return finish(s);
     v->ptr = job.dst;
     v->ld = job.ld_dst;
     v->stride = job.stride_dst;
   }
-
   if (Status s = encode_operand(problem.a, c.batch_count, static_cast<std::uint32_t>(tile.bm),
                                 static_cast<std::uint32_t>(tile.bk), &launch.map_a);
       !s.ok()) {
@@ -165,8 +198,6 @@ Status launch_prod(const GemmArgs& args, int config) {
       !s.ok()) {
     return finish(s);
   }
-  const bool tma_c = problem.epilogue == EpiloguePath::kTmaStore;
-  const bool c_batched = c.batch_count > 1;
   if (tma_c) {
     // C column-major M x N; one box is 64 rows x c_cols columns.
     const auto m = static_cast<std::uint64_t>(c.m);
@@ -186,28 +217,10 @@ Status launch_prod(const GemmArgs& args, int config) {
     if (!s.ok()) return finish(s);
   }
 
-  prod::Params& p = launch.params;
-  p.c = c.c.ptr;
-  p.ldc = c.c.ld;
-  p.stride_c = c.batch_count > 1 ? c.c.stride : 0;
-  p.m = c.m;
-  p.n = c.n;
-  p.alpha = c.alpha;
-  p.beta = c.beta;
-  p.tiles_m = sched::ceil_div(c.m, tile.bm);
-  p.tiles_n = sched::ceil_div(c.n, tile.bn);
-  p.batch_count = c.batch_count;
-  p.k_tiles = static_cast<int>(sched::ceil_div(c.k, tile.bk));
-  p.a_batched = problem.a.shared ? 0 : 1;
-  p.b_batched = problem.b.shared ? 0 : 1;
-  p.c_batched = c_batched ? 1 : 0;
-  if (sched::ceil_div(p.tiles_m, tile.cluster_m) * p.tiles_n > sched::HilbertOrder::kMaxItems) {
-    return finish({StatusCode::kNotSupported,
-                   std::string(entry.name) + ": more tiles per batch entry than its order indexes"});
+  for (int i = 0; i < job_count; ++i) {
+    if (Status s = prod::launch_repack(jobs[i], args.stream); !s.ok()) return finish(s);
   }
-  const prod::InstanceFn fn = instances(c.a.dtype, c.c.dtype)[static_cast<std::size_t>(
-      prod::instance_index(config, problem.a.major, problem.b.major, tma_c))];
-  return finish(fn(launch));
+  return finish(instance.launch(launch));
 }
 
 }  // namespace tcgemm::kernels

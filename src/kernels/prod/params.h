@@ -1,6 +1,6 @@
 // What the host hands a production kernel launch: the three tensor maps and
-// the problem's scalars. Shared by the launch code (launch.cu) and the kernel
-// (kernel.cuh).
+// the problem's scalars. Shared by the launch code (launch.cpp) and the
+// kernel (kernel.cuh).
 #pragma once
 
 #include <cuda.h>
@@ -47,15 +47,21 @@ struct Launch {
   Params params;
   cudaStream_t stream = nullptr;
   std::string_view name;
+  unsigned ctas = 0;  // the persistent grid, set by Instance::prepare
 };
 
-// One instantiated kernel's launcher. instances.cuh defines them; launch.cu
-// looks them up by (config, A major, B major, input and output dtype).
-using InstanceFn = Status (*)(const Launch& launch);
+// One instantiated kernel (kernel.cuh, compiled in instances_*.cu): prepare
+// binds the device context and sizes the grid before anything is enqueued,
+// launch enqueues it. launch.cpp looks them up by (config, A and B
+// major-ness, epilogue, input and output dtype).
+struct Instance {
+  Status (*prepare)(Launch& launch) = nullptr;
+  Status (*launch)(const Launch& launch) = nullptr;
+};
 
 // The instances of one (input, output) dtype pair, by config, A and B
 // major-ness and epilogue (TMA store or registers to global).
-using InstanceTable = std::array<InstanceFn, tcgemm::prod::kConfigCount * 8>;
+using InstanceTable = std::array<Instance, tcgemm::prod::kConfigCount * 8>;
 
 constexpr int instance_index(int config, Major a, Major b, bool tma_store) {
   return ((config * 2 + static_cast<int>(a)) * 2 + static_cast<int>(b)) * 2 + (tma_store ? 1 : 0);

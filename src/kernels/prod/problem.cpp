@@ -10,11 +10,10 @@ namespace tcgemm::prod {
 namespace {
 
 // TMA's rules (PTX ISA 5.5, cuTensorMapEncodeTiled): a 16-byte-aligned base,
-// strides that are multiples of 16 bytes and under 2^40 bytes, dimensions up
-// to 2^32 elements.
+// strides that are multiples of 16 bytes and under 2^40 bytes. (Dimensions
+// up to 2^32: the registry's limit on M, N, K keeps every problem below.)
 constexpr std::int64_t kTmaAlignment = 16;
 constexpr std::int64_t kMaxStrideBytes = std::int64_t{1} << 40;
-constexpr std::int64_t kMaxDim = std::int64_t{1} << 32;
 constexpr std::int64_t kScratchAlignment = 256;
 
 bool stride_ok(std::int64_t elements, std::int64_t elem_bytes) {
@@ -41,8 +40,7 @@ OperandView view(const MatrixRef& ref, std::int64_t rows, std::int64_t cols, boo
   // it with shifted coordinates (a view one element wider) would be free,
   // but the H200 faults on those loads (an illegal instruction at UTMALDG,
   // not seen under compute-sanitizer): docs/production.md.
-  v.path = aligned && strides_ok && v.inner <= kMaxDim && v.outer <= kMaxDim ? OperandPath::kTma
-                                                                             : OperandPath::kRepack;
+  v.path = aligned && strides_ok ? OperandPath::kTma : OperandPath::kRepack;
   return v;
 }
 
@@ -77,8 +75,7 @@ Problem canonicalize(const GemmArgs& args) {
   const bool c_tma = c_elem == 2 &&
                      reinterpret_cast<std::uintptr_t>(c.c.ptr) % kTmaAlignment == 0 &&
                      stride_ok(c.c.ld, c_elem) &&
-                     (c.batch_count == 1 || stride_ok(c.c.stride, c_elem)) && c.m <= kMaxDim &&
-                     c.n <= kMaxDim &&
+                     (c.batch_count == 1 || stride_ok(c.c.stride, c_elem)) &&
                      // A TMA store clips the contiguous dimension at 16-byte
                      // granularity only: with M % 8 != 0 it would write up to
                      // 7 rows past M (docs/hopper-notes.md).
@@ -98,14 +95,20 @@ std::size_t repacked_bytes(const OperandView& v, std::int64_t batch_count) {
   return static_cast<std::size_t>(repacked_ld(v) * v.outer * entries) * size_of(v.dtype);
 }
 
+std::size_t scratch_offset_b(const Problem& problem) {
+  if (problem.a.path != OperandPath::kRepack) return 0;
+  return static_cast<std::size_t>(round_up(
+      static_cast<std::int64_t>(repacked_bytes(problem.a, problem.args.batch_count)),
+      kScratchAlignment));
+}
+
 std::size_t scratch_bytes(const Problem& problem) {
-  std::size_t bytes = 0;
-  for (const OperandView* v : {&problem.a, &problem.b}) {
-    if (v->path != OperandPath::kRepack) continue;
-    bytes = static_cast<std::size_t>(round_up(static_cast<std::int64_t>(bytes), kScratchAlignment));
-    bytes += repacked_bytes(*v, problem.args.batch_count);
+  if (problem.b.path != OperandPath::kRepack) {
+    return problem.a.path == OperandPath::kRepack
+               ? repacked_bytes(problem.a, problem.args.batch_count)
+               : 0;
   }
-  return bytes;
+  return scratch_offset_b(problem) + repacked_bytes(problem.b, problem.args.batch_count);
 }
 
 int select_config(const Problem& problem, int sm_count) {
@@ -114,13 +117,15 @@ int select_config(const Problem& problem, int sm_count) {
   double best_cost = std::numeric_limits<double>::infinity();
   for (int i = 0; i < kConfigCount; ++i) {
     const TileConfig& t = kConfigs[i].tile;
-    // Tiles per entry, rounded up to whole clusters along M.
+    // Tiles per entry, rounded up to whole clusters along M; a wave is one
+    // tile on every resident CTA (ctas_per_sm of them share an SM).
     const std::int64_t tiles_m = round_up(sched::ceil_div(a.m, t.bm), t.cluster_m);
     const std::int64_t tiles = tiles_m * sched::ceil_div(a.n, t.bn) * a.batch_count;
-    const std::int64_t waves = sched::ceil_div(tiles, std::max(sm_count, 1));
-    // Padded work of one wave's tile (in M x N elements, K being common to
-    // all configs) at the config's rate.
-    const double cost = static_cast<double>(waves) * t.bm * t.bn * 100.0 /
+    const std::int64_t waves = sched::ceil_div(tiles, std::max(sm_count, 1) * t.ctas_per_sm);
+    // A wave's padded work per SM (in M x N elements, K being common to all
+    // configs) at the config's rate per SM. An estimate that tcgemm-tune
+    // replaces with measurements (issue 11).
+    const double cost = static_cast<double>(waves) * t.bm * t.bn * t.ctas_per_sm * 100.0 /
                         static_cast<double>(kConfigs[i].throughput_pct);
     if (cost < best_cost) {
       best_cost = cost;
@@ -167,7 +172,9 @@ std::string to_string(const LaunchConfig& l) {
                   " stages=" + std::to_string(t.stages) +
                   " consumers=" + std::to_string(t.consumers) +
                   " cluster=" + std::to_string(t.cluster_m) + "x1" +
-                  (t.cluster_m > 1 ? " multicast=B" : "") + " scheduler=data-parallel(hilbert)";
+                  (t.cluster_m > 1 ? " multicast=B" : "") +
+                  " ctas/SM=" + std::to_string(t.ctas_per_sm) + " scheduler=" +
+                  (t.scheduler == Scheduler::kDataParallel ? "data-parallel(hilbert)" : "?");
   s += std::string(" in=") + std::string(tcgemm::to_string(l.in)) +
        " out=" + std::string(tcgemm::to_string(l.out));
   s += std::string(l.swapped ? " swapped(C^T=B^T*A^T)" : "") + " a=" + name(l.a_major) + "/" +

@@ -76,8 +76,15 @@ std::int64_t repacked_stride(const OperandView& v);
 std::size_t repacked_bytes(const OperandView& v, std::int64_t batch_count);
 
 // Scratch the problem's repacked operands need, each 256-byte aligned, A's
-// first: 0 when nothing is repacked.
+// first: 0 when nothing is repacked. B's copy starts scratch_offset_b bytes
+// in.
 std::size_t scratch_bytes(const Problem& problem);
+std::size_t scratch_offset_b(const Problem& problem);
+
+// The first bytes of a GEMM workspace, which the family never writes: the
+// stream-K ladder step keeps its flags there (hopper/tma_store_kernel.cuh,
+// kStreamKFlagBytes), zero between calls, so one workspace serves both.
+inline constexpr std::size_t kReservedWorkspaceBytes = 4096;
 
 // The table row (index into kConfigs) the dispatcher runs `problem` with on
 // a device of `sm_count` SMs: the least estimated time, counting each

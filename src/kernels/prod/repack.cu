@@ -1,6 +1,7 @@
-// The aligned repack of an operand TMA cannot address (a leading dimension or
-// batch stride that is not a multiple of 8 elements): a bandwidth-bound copy
-// into dense scratch whose lines start on 16 bytes, streamed by TMA after.
+// The aligned repack of an operand TMA cannot address (a base pointer off 16
+// bytes, or a leading dimension or batch stride that is not a multiple of 8
+// elements): a bandwidth-bound copy into dense scratch whose lines start on
+// 16 bytes, streamed by TMA after.
 #include <algorithm>
 #include <string>
 
