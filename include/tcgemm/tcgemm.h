@@ -88,7 +88,8 @@ struct GemmArgs {
   float beta = 0.0f;
   std::int64_t batch_count = 1;
   cudaStream_t stream = nullptr;
-  // Device memory the kernel may use as scratch (e.g. a stream-K kernel's
+  // Device memory the kernel may use as scratch (the production family's
+  // aligned copies of operands TMA cannot address; a stream-K kernel's
   // partial sums and flags); kernels that need none ignore it. Size it with
   // tcgemm::workspace_size. Contract, as for cuBLAS's workspace:
   // - zero-fill it (cudaMemset 0) once before its first use; every tcgemm
@@ -99,9 +100,11 @@ struct GemmArgs {
   //   share one workspace;
   // - a non-null workspace is kWorkspaceAlignment (256)-byte aligned, and
   //   workspace_bytes > 0 needs a non-null workspace.
-  // Calling gemm without a workspace is always allowed: the dispatcher then
-  // skips the kernels that need one (a kernel named in GemmOptions that needs
-  // one is kNotSupported).
+  // Calling gemm without a workspace (or a smaller one) is always allowed:
+  // the production family then allocates what it needs with cudaMallocAsync
+  // on `stream` and frees it after the launch (still asynchronous; a
+  // workspace avoids the allocation). A ladder kernel named in GemmOptions
+  // that needs one is kNotSupported without it.
   void* workspace = nullptr;
   std::size_t workspace_bytes = 0;
 };
@@ -121,10 +124,13 @@ struct GemmOptions {
 // element) only when the problem dereferences it. Host-testable.
 Status validate(const GemmArgs& args);
 
-// C = alpha * A * B + beta * C on args.stream.
-// Errors: kInvalidValue (bad argument, named), kNotSupported (valid problem
-// that no registry kernel implements; the message gives each kernel's reason),
-// kArchMismatch (no sm_90 device), kCudaError (launch or driver failure).
+// C = alpha * A * B + beta * C on args.stream. Every problem validate()
+// accepts runs on an sm_90 device, on the production family unless
+// options.kernel names another.
+// Errors: kInvalidValue (bad argument, named), kNotSupported (M, N or K over
+// 2^31 - 257, past 32-bit TMA coordinates; or a named kernel that cannot run
+// the problem, with its reason), kArchMismatch (no sm_90 device), kCudaError
+// (launch, allocation or driver failure).
 // Degenerate cases follow BLAS: M == 0 or N == 0 does nothing (pointers may
 // be null, no device is needed); K == 0 or alpha == 0 sets C = beta * C
 // without reading A or B (nothing at all when beta == 1). Non-finite alpha or
@@ -153,8 +159,10 @@ Description describe(const GemmArgs& args, const GemmOptions& options = {});
 // be unlimited: the answer is for the kernel gemm runs once it has that much.
 // 0 when that kernel needs none, when the problem runs no GEMM kernel (M, N,
 // K or alpha is 0) and on any error gemm would return (bad arguments, no
-// sm_90 device, no kernel for the problem). Reads the current device; does
-// not synchronize it.
+// sm_90 device, no kernel for the problem). For the production family it is
+// the repack scratch (4 KiB, left untouched, plus the aligned copies; 0 when
+// every operand is TMA-addressable): with it, gemm allocates nothing.
+// Reads the current device; does not synchronize it.
 std::size_t workspace_size(const GemmArgs& args, const GemmOptions& options = {});
 
 }  // namespace tcgemm
