@@ -132,7 +132,11 @@ struct alignas(1024) SharedStorage {
   WorkItem work[S::kStages];
 };
 
-// --- epilogue: TMA stores of 3-D (row, column, batch) boxes ----------------
+// --- epilogue: TMA stores of C's parts ------------------------------------
+// The ladder's store helpers (hopper::tma_store::store_c_buffer, store_slice,
+// store_packed_part) with a batch coordinate: a batched C's map is 3-D. The
+// ladder is frozen; its staging helpers (stage_c_part_stmatrix, pack_slice,
+// acquire_c_buffer) are shared as they are.
 
 template <typename S, typename TOut>
 __device__ __forceinline__ void store_c_buffer(const TOut* c_tile, const CUtensorMap* map_c,
@@ -206,7 +210,7 @@ __device__ __forceinline__ void store_packed_part(int part,
 // a multiple of 8); otherwise from registers. Two instances rather than a
 // runtime branch: the register-to-global path is ~5k instructions of
 // unrolled, masked stores, and compiled into the TMA-store kernel it cost
-// 4-8% at 4096^3 and 8192^3 (H200; docs/production.md).
+// about 4% at 4096^3 though it never ran (H200; docs/production.md).
 template <int kConfig, Major kMajorA, Major kMajorB, typename TIn, typename TOut, bool kTmaStore>
 __global__ void __launch_bounds__(Shape<kConfig>::kThreads, Shape<kConfig>::kCtasPerSm)
     kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
