@@ -25,15 +25,17 @@ ProdPlan plan_prod(const DeviceSpec& spec, const tcgemm::prod::TileConfig& tile,
                          (tile.consumers * tcgemm::prod::kWarpgroupThreads) / 8 * 8,
                      spec.max_regs_per_thread / 8 * 8)
           : even;
-  p.consumer_regs_needed = tile.bn / 2 + (tile.deferred_store ? tile.bn / 4 : 0) + kProdOverheadRegs;
+  p.consumer_regs_needed =
+      tile.bn / 2 + (tile.deferred_store ? tile.bn / 4 : 0) + kProdOverheadRegs;
   if (const std::string rule = tcgemm::prod::check(tile); !rule.empty()) {
     p.reason = rule;
   } else if (p.smem_block > static_cast<std::size_t>(spec.smem_per_block_max)) {
-    p.reason = "shared memory: " + std::to_string(p.smem_block) + " bytes per CTA, the device allows " +
-               std::to_string(spec.smem_per_block_max);
+    p.reason = "shared memory: " + std::to_string(p.smem_block) +
+               " bytes per CTA, the device allows " + std::to_string(spec.smem_per_block_max);
   } else if (p.ctas_by_smem < tile.ctas_per_sm) {
     p.reason = "shared memory: " + std::to_string(tile.ctas_per_sm) + " CTAs of " +
-               std::to_string(per_block) + " bytes do not fit in " + std::to_string(spec.smem_per_sm);
+               std::to_string(per_block) + " bytes do not fit in " +
+               std::to_string(spec.smem_per_sm);
   } else if (p.ctas_by_threads < tile.ctas_per_sm) {
     p.reason = "threads: " + std::to_string(tile.ctas_per_sm) + " CTAs of " +
                std::to_string(p.threads) + " exceed " + std::to_string(spec.max_threads_per_sm);

@@ -122,9 +122,9 @@ TEST(ProdProblem, ColumnMajorCIsKeptAndEachOperandsMajorNessFollowsItsLayout) {
     Layout a, b;
     Major a_major, b_major;
   };
-  for (const Case& c : {Case{kRow, kCol, Major::kK, Major::kK}, Case{kCol, kCol, Major::kMN, Major::kK},
-                        Case{kRow, kRow, Major::kK, Major::kMN},
-                        Case{kCol, kRow, Major::kMN, Major::kMN}}) {
+  for (const Case& c :
+       {Case{kRow, kCol, Major::kK, Major::kK}, Case{kCol, kCol, Major::kMN, Major::kK},
+        Case{kRow, kRow, Major::kK, Major::kMN}, Case{kCol, kRow, Major::kMN, Major::kMN}}) {
     const auto p = tcgemm::prod::canonicalize(problem(100, 200, 300, c.a, c.b, kCol));
     EXPECT_FALSE(p.swapped);
     EXPECT_EQ(p.a.major, c.a_major);

@@ -37,14 +37,14 @@ enum class Scheduler : std::uint8_t { kDataParallel = 0 };
 // One kernel shape. A structural literal type: it is the kernel template's
 // non-type parameter.
 struct TileConfig {
-  int bm = 128;         // rows of C per CTA: 64 per consumer warpgroup
-  int bn = 256;         // columns of C per CTA: wgmma's N
-  int bk = 64;          // K per ring slot: 64 two-byte elements = one 128-byte swizzle row
-  int stages = 4;       // slots in the A/B ring
-  int consumers = 2;    // consumer warpgroups (each 64 x BN); the producer is one more
-  int cluster_m = 2;    // CTAs per cluster, stacked along M; B is multicast across them
-  int c_cols = 128;     // columns of C per TMA store (the shared C buffer's width)
-  int ctas_per_sm = 1;  // CTAs resident per SM (__launch_bounds__' minimum blocks)
+  int bm = 128;                // rows of C per CTA: 64 per consumer warpgroup
+  int bn = 256;                // columns of C per CTA: wgmma's N
+  int bk = 64;                 // K per ring slot: 64 two-byte elements = one 128-byte swizzle row
+  int stages = 4;              // slots in the A/B ring
+  int consumers = 2;           // consumer warpgroups (each 64 x BN); the producer is one more
+  int cluster_m = 2;           // CTAs per cluster, stacked along M; B is multicast across them
+  int c_cols = 128;            // columns of C per TMA store (the shared C buffer's width)
+  int ctas_per_sm = 1;         // CTAs resident per SM (__launch_bounds__' minimum blocks)
   bool deferred_store = true;  // part of tile t's C leaves under tile t + 1's mainloop
   Scheduler scheduler = Scheduler::kDataParallel;
 

@@ -5,6 +5,8 @@
 
 namespace tcgemm::kernels::prod {
 
-const InstanceTable& instances_bf16_bf16() { return instance_table<__nv_bfloat16, __nv_bfloat16>(); }
+const InstanceTable& instances_bf16_bf16() {
+  return instance_table<__nv_bfloat16, __nv_bfloat16>();
+}
 
 }  // namespace tcgemm::kernels::prod

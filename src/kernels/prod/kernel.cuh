@@ -89,7 +89,8 @@ struct Shape {
   static constexpr int kProducerRegs = 40;
   static constexpr int kConsumerRegs = 232;
   static_assert(!kSetmaxnreg ||
-                (kCtasPerSm == 1 && hopper::setmaxnreg_fits(kConsumers, kProducerRegs, kConsumerRegs)));
+                (kCtasPerSm == 1 &&
+                 hopper::setmaxnreg_fits(kConsumers, kProducerRegs, kConsumerRegs)));
   static_assert(BM == 64 * kConsumers && BK == kChunk && BN % kChunk == 0 && BN <= 256);
   static_assert(kBRowsPerCta % kChunk == 0 && kBRowsPerCta <= 256, "a TMA box is <= 256 lines");
   static_assert(BN % kCCols == 0 && kCCols % 16 == 0);
@@ -492,8 +493,7 @@ Status prepare_instance(Launch& l) {
     resident = per_sm * sms;
   }
   const Params& p = l.params;
-  const std::int64_t units =
-      sched::ceil_div(p.tiles_m, S::kClusterM) * p.tiles_n * p.batch_count;
+  const std::int64_t units = sched::ceil_div(p.tiles_m, S::kClusterM) * p.tiles_n * p.batch_count;
   std::int64_t clusters = std::min<std::int64_t>(resident, units);
   clusters = sched::ceil_div(units, sched::ceil_div(units, clusters));
   l.ctas = static_cast<unsigned>(clusters * S::kClusterM);
@@ -505,8 +505,8 @@ Status launch_instance(const Launch& l) {
   using S = Shape<kConfig>;
   auto* k = &kernel<kConfig, kMajorA, kMajorB, TIn, TOut, kTmaStore>;
   constexpr std::size_t kSmem = tcgemm::prod::smem_bytes(S::kTile, sizeof(TOut));
-  return launch_kernel(k, l.name, dim3(l.ctas), S::kThreads, kSmem, S::kClusterM, l.stream,
-                       l.map_a, l.map_b, l.map_c, l.params);
+  return launch_kernel(k, l.name, dim3(l.ctas), S::kThreads, kSmem, S::kClusterM, l.stream, l.map_a,
+                       l.map_b, l.map_c, l.params);
 }
 
 template <int kConfig, Major kMajorA, Major kMajorB, typename TIn, typename TOut, bool kTmaStore>

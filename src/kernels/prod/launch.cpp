@@ -31,10 +31,12 @@ using tcgemm::prod::Problem;
 Status sm_count(int* count) {
   int device = 0;
   cudaError_t err = cudaGetDevice(&device);
-  if (err == cudaSuccess) err = cudaDeviceGetAttribute(count, cudaDevAttrMultiProcessorCount, device);
+  if (err == cudaSuccess)
+    err = cudaDeviceGetAttribute(count, cudaDevAttrMultiProcessorCount, device);
   if (err != cudaSuccess) {
     cudaGetLastError();
-    return {StatusCode::kCudaError, std::string("SM count query failed: ") + cudaGetErrorString(err)};
+    return {StatusCode::kCudaError,
+            std::string("SM count query failed: ") + cudaGetErrorString(err)};
   }
   return Status::success();
 }
@@ -67,11 +69,11 @@ Status encode_operand(const OperandView& v, std::int64_t batch_count, std::uint3
   const std::uint32_t box_inner = v.major == Major::kMN ? kChunk : bk;
   const std::uint32_t box_outer = v.major == Major::kMN ? bk : lines;
   if (v.shared) {
-    return encode_tensor_map(TensorMap2d{v.ptr, v.dtype, static_cast<std::uint64_t>(v.inner),
-                                         static_cast<std::uint64_t>(v.outer),
-                                         static_cast<std::uint64_t>(v.ld), box_inner, box_outer,
-                                         CU_TENSOR_MAP_SWIZZLE_128B},
-                             map);
+    return encode_tensor_map(
+        TensorMap2d{v.ptr, v.dtype, static_cast<std::uint64_t>(v.inner),
+                    static_cast<std::uint64_t>(v.outer), static_cast<std::uint64_t>(v.ld),
+                    box_inner, box_outer, CU_TENSOR_MAP_SWIZZLE_128B},
+        map);
   }
   TensorMap3d view;
   view.base = v.ptr;
@@ -145,17 +147,18 @@ Status launch_prod(const GemmArgs& args, int config) {
   bool scratch_owned = false;
   if (scratch > 0) {
     if (args.workspace != nullptr && args.workspace_bytes >= workspace_prod(args)) {
-      scratch_base = static_cast<std::uint8_t*>(args.workspace) + tcgemm::prod::kReservedWorkspaceBytes;
+      scratch_base =
+          static_cast<std::uint8_t*>(args.workspace) + tcgemm::prod::kReservedWorkspaceBytes;
     } else {
       void* allocation = nullptr;
       const cudaError_t err = cudaMallocAsync(&allocation, scratch, args.stream);
       if (err != cudaSuccess) {
         cudaGetLastError();
-        return {StatusCode::kCudaError,
-                std::string(entry.name) + ": cudaMallocAsync of " + std::to_string(scratch) +
-                    " bytes of repack scratch failed (pass a workspace of "
-                    "tcgemm::workspace_size bytes to avoid it): " +
-                    cudaGetErrorString(err)};
+        return {StatusCode::kCudaError, std::string(entry.name) + ": cudaMallocAsync of " +
+                                            std::to_string(scratch) +
+                                            " bytes of repack scratch failed (pass a workspace of "
+                                            "tcgemm::workspace_size bytes to avoid it): " +
+                                            cudaGetErrorString(err)};
       }
       scratch_base = static_cast<std::uint8_t*>(allocation);
       scratch_owned = true;
@@ -205,15 +208,14 @@ Status launch_prod(const GemmArgs& args, int config) {
     const auto ldc = static_cast<std::uint64_t>(c.c.ld);
     const auto box_cols = static_cast<std::uint32_t>(tile.c_cols);
     const Status s =
-        c_batched
-            ? encode_tensor_map_3d(TensorMap3d{c.c.ptr, c.c.dtype, m, n,
-                                               static_cast<std::uint64_t>(c.batch_count), ldc,
-                                               static_cast<std::uint64_t>(c.c.stride), kCRows,
-                                               box_cols, CU_TENSOR_MAP_SWIZZLE_128B},
-                                   &launch.map_c)
-            : encode_tensor_map(TensorMap2d{c.c.ptr, c.c.dtype, m, n, ldc, kCRows, box_cols,
-                                            CU_TENSOR_MAP_SWIZZLE_128B},
-                                &launch.map_c);
+        c_batched ? encode_tensor_map_3d(TensorMap3d{c.c.ptr, c.c.dtype, m, n,
+                                                     static_cast<std::uint64_t>(c.batch_count), ldc,
+                                                     static_cast<std::uint64_t>(c.c.stride), kCRows,
+                                                     box_cols, CU_TENSOR_MAP_SWIZZLE_128B},
+                                         &launch.map_c)
+                  : encode_tensor_map(TensorMap2d{c.c.ptr, c.c.dtype, m, n, ldc, kCRows, box_cols,
+                                                  CU_TENSOR_MAP_SWIZZLE_128B},
+                                      &launch.map_c);
     if (!s.ok()) return finish(s);
   }
 

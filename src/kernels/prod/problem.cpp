@@ -72,14 +72,13 @@ Problem canonicalize(const GemmArgs& args) {
   p.a = view(c.a, c.m, c.k, /*is_a=*/true, c.batch_count);
   p.b = view(c.b, c.k, c.n, /*is_a=*/false, c.batch_count);
   const std::int64_t c_elem = static_cast<std::int64_t>(size_of(c.c.dtype));
-  const bool c_tma = c_elem == 2 &&
-                     reinterpret_cast<std::uintptr_t>(c.c.ptr) % kTmaAlignment == 0 &&
-                     stride_ok(c.c.ld, c_elem) &&
-                     (c.batch_count == 1 || stride_ok(c.c.stride, c_elem)) &&
-                     // A TMA store clips the contiguous dimension at 16-byte
-                     // granularity only: with M % 8 != 0 it would write up to
-                     // 7 rows past M (docs/hopper-notes.md).
-                     c.m % 8 == 0;
+  const bool c_tma =
+      c_elem == 2 && reinterpret_cast<std::uintptr_t>(c.c.ptr) % kTmaAlignment == 0 &&
+      stride_ok(c.c.ld, c_elem) && (c.batch_count == 1 || stride_ok(c.c.stride, c_elem)) &&
+      // A TMA store clips the contiguous dimension at 16-byte
+      // granularity only: with M % 8 != 0 it would write up to
+      // 7 rows past M (docs/hopper-notes.md).
+      c.m % 8 == 0;
   p.epilogue = c_tma ? EpiloguePath::kTmaStore : EpiloguePath::kDirect;
   return p;
 }
@@ -97,9 +96,9 @@ std::size_t repacked_bytes(const OperandView& v, std::int64_t batch_count) {
 
 std::size_t scratch_offset_b(const Problem& problem) {
   if (problem.a.path != OperandPath::kRepack) return 0;
-  return static_cast<std::size_t>(round_up(
-      static_cast<std::int64_t>(repacked_bytes(problem.a, problem.args.batch_count)),
-      kScratchAlignment));
+  return static_cast<std::size_t>(
+      round_up(static_cast<std::int64_t>(repacked_bytes(problem.a, problem.args.batch_count)),
+               kScratchAlignment));
 }
 
 std::size_t scratch_bytes(const Problem& problem) {
@@ -167,14 +166,12 @@ const char* name(OperandPath p) {
 std::string to_string(const LaunchConfig& l) {
   const ConfigEntry& e = kConfigs[l.config];
   const TileConfig& t = e.tile;
-  std::string s = std::string(e.name) + ": BM=" + std::to_string(t.bm) +
-                  " BN=" + std::to_string(t.bn) + " BK=" + std::to_string(t.bk) +
-                  " stages=" + std::to_string(t.stages) +
-                  " consumers=" + std::to_string(t.consumers) +
-                  " cluster=" + std::to_string(t.cluster_m) + "x1" +
-                  (t.cluster_m > 1 ? " multicast=B" : "") +
-                  " ctas/SM=" + std::to_string(t.ctas_per_sm) + " scheduler=" +
-                  (t.scheduler == Scheduler::kDataParallel ? "data-parallel(hilbert)" : "?");
+  std::string s =
+      std::string(e.name) + ": BM=" + std::to_string(t.bm) + " BN=" + std::to_string(t.bn) +
+      " BK=" + std::to_string(t.bk) + " stages=" + std::to_string(t.stages) +
+      " consumers=" + std::to_string(t.consumers) + " cluster=" + std::to_string(t.cluster_m) +
+      "x1" + (t.cluster_m > 1 ? " multicast=B" : "") + " ctas/SM=" + std::to_string(t.ctas_per_sm) +
+      " scheduler=" + (t.scheduler == Scheduler::kDataParallel ? "data-parallel(hilbert)" : "?");
   s += std::string(" in=") + std::string(tcgemm::to_string(l.in)) +
        " out=" + std::string(tcgemm::to_string(l.out));
   s += std::string(l.swapped ? " swapped(C^T=B^T*A^T)" : "") + " a=" + name(l.a_major) + "/" +

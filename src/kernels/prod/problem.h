@@ -25,7 +25,7 @@ enum class EpiloguePath : std::uint8_t {
 };
 
 struct LaunchConfig {
-  int config = 0;  // index into kConfigs
+  int config = 0;        // index into kConfigs
   bool swapped = false;  // C^T = B^T A^T (C was row-major)
   Major a_major = Major::kK;
   Major b_major = Major::kK;
@@ -38,7 +38,6 @@ struct LaunchConfig {
 
 // "BM=128 BN=256 BK=64 stages=4 consumers=2 cluster=2x1 multicast=B ..."
 std::string to_string(const LaunchConfig& launch);
-
 
 // One input operand as the kernel's tensor map addresses it: `batch` (or one
 // shared) matrices of `outer` lines of `inner` contiguous elements, `ld`

@@ -12,8 +12,8 @@ namespace tcgemm::kernels::prod {
 namespace {
 
 constexpr int kThreads = 256;
-constexpr int kVector = 8;                        // 16-bit elements per 16-byte store
-constexpr int kSegment = kThreads * kVector;      // elements of a line per block and pass
+constexpr int kVector = 8;                    // 16-bit elements per 16-byte store
+constexpr int kSegment = kThreads * kVector;  // elements of a line per block and pass
 constexpr std::int64_t kMaxGridY = 65535;
 
 // One block copies kSegment-element segments of kLines lines at a time
