@@ -62,9 +62,10 @@ Status launch_wmma_11(const GemmArgs& args);       // 64x64 warp tiles, k11_larg
 // alignment and batch. `config` indexes the config table (prod/config.h);
 // a negative one lets the family's heuristic choose (prod/problem.h).
 Status launch_prod(const GemmArgs& args, int config);
-// Bytes of scratch it repacks unaligned operands into (0 when none): taken
-// from args.workspace when that is large enough, else allocated
-// stream-ordered for the call.
+// Bytes of workspace it repacks unaligned operands into (0 when none): 4 KiB
+// it leaves untouched (stream-K's flags) plus the copies. Taken from
+// args.workspace when that is large enough, else allocated stream-ordered
+// for the call.
 std::size_t workspace_prod(const GemmArgs& args);
 // The full launch configuration, one line (tcgemm::describe).
 std::string describe_prod(const GemmArgs& args, int config);
