@@ -13,12 +13,6 @@ using EncodeTiledFn = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t
                                    const cuuint32_t*, CUtensorMapInterleave, CUtensorMapSwizzle,
                                    CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
 
-// TMA hardware rules (PTX ISA 5.5.3, CUDA driver API cuTensorMapEncodeTiled).
-constexpr std::uint64_t kGlobalAlignmentBytes = 16;
-constexpr std::uint64_t kStrideMultipleBytes = 16;
-constexpr std::uint64_t kMaxGlobalDim = std::uint64_t{1} << 32;
-constexpr std::uint64_t kMaxStrideBytes = std::uint64_t{1} << 40;
-
 EncodeTiledFn encode_tiled_fn() {
   static EncodeTiledFn fn = nullptr;
   static std::once_flag once;
@@ -57,23 +51,23 @@ Status encode(const void* base, DType dtype, std::uint32_t rank, const std::uint
               const std::uint64_t* strides, const std::uint32_t* box, CUtensorMapSwizzle swizzle,
               CUtensorMap* map) {
   const std::uint64_t elem = size_of(dtype);
-  if (reinterpret_cast<std::uintptr_t>(base) % kGlobalAlignmentBytes != 0) {
+  if (reinterpret_cast<std::uintptr_t>(base) % kTmaAlignmentBytes != 0) {
     return {StatusCode::kNotSupported, "TMA needs a 16-byte aligned base pointer"};
   }
   for (std::uint32_t i = 0; i + 1 < rank; ++i) {
-    if ((strides[i] * elem) % kStrideMultipleBytes != 0) {
+    if ((strides[i] * elem) % kTmaAlignmentBytes != 0) {
       return {StatusCode::kNotSupported,
               "TMA needs strides that are multiples of 16 bytes (stride " + std::to_string(i) +
                   " = " + std::to_string(strides[i]) + " elements)"};
     }
-    if (strides[i] * elem >= kMaxStrideBytes) {
+    if (strides[i] * elem >= kTmaMaxStrideBytes) {
       return {StatusCode::kNotSupported, "TMA needs strides under 2^40 bytes (stride " +
                                              std::to_string(i) + " = " +
                                              std::to_string(strides[i]) + " elements)"};
     }
   }
   for (std::uint32_t i = 0; i < rank; ++i) {
-    if (dims[i] > kMaxGlobalDim) {
+    if (dims[i] > kTmaMaxGlobalDim) {
       return {StatusCode::kNotSupported, "TMA dimensions are limited to 2^32 elements"};
     }
   }

@@ -42,6 +42,17 @@ struct TensorMap3d {
   CUtensorMapSwizzle swizzle = CU_TENSOR_MAP_SWIZZLE_128B;
 };
 
+// TMA's addressing rules (PTX ISA 5.5.3, cuTensorMapEncodeTiled): a
+// 16-byte-aligned base, global strides that are multiples of 16 bytes and
+// under 2^40 bytes, dimensions up to 2^32 elements.
+inline constexpr std::uint64_t kTmaAlignmentBytes = 16;
+inline constexpr std::uint64_t kTmaMaxStrideBytes = std::uint64_t{1} << 40;
+inline constexpr std::uint64_t kTmaMaxGlobalDim = std::uint64_t{1} << 32;
+
+constexpr bool tma_stride_ok(std::uint64_t bytes) {
+  return bytes % kTmaAlignmentBytes == 0 && bytes < kTmaMaxStrideBytes;
+}
+
 // Encodes `view` into *map. Out-of-bounds box elements load as zeros.
 // Errors: kNotSupported when the view breaks a TMA rule (base not 16-byte
 // aligned, ld * element size not a multiple of 16, a dimension over 2^32),

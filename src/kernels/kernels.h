@@ -58,6 +58,12 @@ Status launch_wmma_09(const GemmArgs& args);       // UNSAFE data race, k09_haza
 Status launch_wmma_10(const GemmArgs& args);       // 3-stage pipeline, k10_multistage.cu
 Status launch_wmma_11(const GemmArgs& args);       // 64x64 warp tiles, k11_large_warp_tile.cu
 
+namespace hopper {
+// Number of SMs of the current device: persistent grids size themselves by
+// it (src/kernels/hopper/common.cu).
+Status multiprocessor_count(int* count);
+}  // namespace hopper
+
 // The production family (src/kernels/prod/): every storage order, shape,
 // alignment and batch. `config` indexes the config table (prod/config.h);
 // a negative one lets the family's heuristic choose (prod/problem.h).

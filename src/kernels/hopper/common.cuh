@@ -118,9 +118,6 @@ struct RingPosition {
 Status make_tn_tensor_maps(const GemmArgs& args, std::uint32_t box_k, std::uint32_t box_m,
                            std::uint32_t box_n, CUtensorMap* map_a, CUtensorMap* map_b);
 
-// Number of SMs of the current device (persistent grids size themselves by it).
-Status multiprocessor_count(int* count);
-
 // How many CTAs a ladder step launches: one per output tile, or one per SM
 // looping over tiles (persistent).
 enum class Grid { kOnePerTile, kOnePerSm };

@@ -28,24 +28,11 @@ using tcgemm::prod::OperandPath;
 using tcgemm::prod::OperandView;
 using tcgemm::prod::Problem;
 
-Status sm_count(int* count) {
-  int device = 0;
-  cudaError_t err = cudaGetDevice(&device);
-  if (err == cudaSuccess)
-    err = cudaDeviceGetAttribute(count, cudaDevAttrMultiProcessorCount, device);
-  if (err != cudaSuccess) {
-    cudaGetLastError();
-    return {StatusCode::kCudaError,
-            std::string("SM count query failed: ") + cudaGetErrorString(err)};
-  }
-  return Status::success();
-}
-
 // The config `config` names, or the dispatcher's choice when it is negative.
 Status resolve_config(const Problem& problem, int* config) {
   if (*config >= 0) return Status::success();
   int sms = 0;
-  if (Status s = sm_count(&sms); !s.ok()) return s;
+  if (Status s = hopper::multiprocessor_count(&sms); !s.ok()) return s;
   *config = tcgemm::prod::select_config(problem, sms);
   return Status::success();
 }
@@ -146,7 +133,8 @@ Status launch_prod(const GemmArgs& args, int config) {
   std::uint8_t* scratch_base = nullptr;
   bool scratch_owned = false;
   if (scratch > 0) {
-    if (args.workspace != nullptr && args.workspace_bytes >= workspace_prod(args)) {
+    if (args.workspace != nullptr &&
+        args.workspace_bytes >= tcgemm::prod::kReservedWorkspaceBytes + scratch) {
       scratch_base =
           static_cast<std::uint8_t*>(args.workspace) + tcgemm::prod::kReservedWorkspaceBytes;
     } else {

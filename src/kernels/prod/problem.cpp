@@ -5,19 +5,16 @@
 #include <string>
 
 #include "sched/tile_order.h"
+#include "tensor_map.h"
 
 namespace tcgemm::prod {
 namespace {
 
-// TMA's rules (PTX ISA 5.5, cuTensorMapEncodeTiled): a 16-byte-aligned base,
-// strides that are multiples of 16 bytes and under 2^40 bytes. (Dimensions
-// up to 2^32: the registry's limit on M, N, K keeps every problem below.)
-constexpr std::int64_t kTmaAlignment = 16;
-constexpr std::int64_t kMaxStrideBytes = std::int64_t{1} << 40;
 constexpr std::int64_t kScratchAlignment = 256;
 
+// TMA can address this many elements as a stride (tensor_map.h's rules).
 bool stride_ok(std::int64_t elements, std::int64_t elem_bytes) {
-  return (elements * elem_bytes) % kTmaAlignment == 0 && elements * elem_bytes < kMaxStrideBytes;
+  return tma_stride_ok(static_cast<std::uint64_t>(elements * elem_bytes));
 }
 
 OperandView view(const MatrixRef& ref, std::int64_t rows, std::int64_t cols, bool is_a,
@@ -34,7 +31,7 @@ OperandView view(const MatrixRef& ref, std::int64_t rows, std::int64_t cols, boo
   v.shared = batch_count == 1 || ref.stride == 0;
   v.stride = v.shared ? 0 : ref.stride;
   const std::int64_t elem = static_cast<std::int64_t>(size_of(ref.dtype));
-  const bool aligned = reinterpret_cast<std::uintptr_t>(ref.ptr) % kTmaAlignment == 0;
+  const bool aligned = reinterpret_cast<std::uintptr_t>(ref.ptr) % kTmaAlignmentBytes == 0;
   const bool strides_ok = stride_ok(v.ld, elem) && (v.shared || stride_ok(v.stride, elem));
   // A base off 16 bytes is repacked too. Mapping the aligned address below
   // it with shifted coordinates (a view one element wider) would be free,
@@ -73,7 +70,7 @@ Problem canonicalize(const GemmArgs& args) {
   p.b = view(c.b, c.k, c.n, /*is_a=*/false, c.batch_count);
   const std::int64_t c_elem = static_cast<std::int64_t>(size_of(c.c.dtype));
   const bool c_tma =
-      c_elem == 2 && reinterpret_cast<std::uintptr_t>(c.c.ptr) % kTmaAlignment == 0 &&
+      c_elem == 2 && reinterpret_cast<std::uintptr_t>(c.c.ptr) % kTmaAlignmentBytes == 0 &&
       stride_ok(c.c.ld, c_elem) && (c.batch_count == 1 || stride_ok(c.c.stride, c_elem)) &&
       // A TMA store clips the contiguous dimension at 16-byte
       // granularity only: with M % 8 != 0 it would write up to
