@@ -1,0 +1,277 @@
+"""tcgemm.matmul, tcgemm.describe and tcgemm.kernels."""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+from . import _C, _operands
+from ._errors import invalid, status_error, wrong_type
+from ._plan import CUDA_DEVICE_TYPES, ITEMSIZE, normalize_dtype, plan, resolve
+
+# A stand-in C address for describe() without out=: 256-byte aligned, as a
+# fresh allocation is, so the description is the one matmul would run.
+_DESCRIBE_C_BASE = 1 << 40
+
+
+class KernelInfo(NamedTuple):
+    """One entry of tcgemm's kernel registry (include/tcgemm/registry.h)."""
+
+    name: str  # what kernel= takes
+    description: str
+    constraints: str  # what the kernel needs of a problem, one line
+    dispatch_rank: int  # 0: run only by name; the dispatcher tries the highest first
+    needs_workspace: bool  # tcgemm.matmul then allocates one per call
+
+
+class Description(NamedTuple):
+    """What ``tcgemm.matmul`` would run (tcgemm::describe)."""
+
+    kernel: str  # registry name; "" when no GEMM kernel runs (empty or K == 0 results)
+    config: str  # the launch configuration, one line
+    launches: int  # tcgemm::gemm calls: 1, more when batch strides need a loop, 0 when empty
+
+    def __str__(self):
+        calls = f" x {self.launches} calls" if self.launches > 1 else ""
+        return f"{self.kernel or 'no kernel'}: {self.config}{calls}"
+
+
+def kernels() -> list:
+    """Every kernel in tcgemm's registry, in registry order (a list of
+    ``KernelInfo``). Needs no GPU."""
+    return [KernelInfo(**k) for k in _C.kernels()]
+
+
+def _scalar(function: str, name: str, value) -> float:
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        raise wrong_type(function, name, f"{value!r} is not a real number") from None
+    return value
+
+
+def _prepare(function, a, b, out, alpha, beta, out_dtype, stream, kernel):
+    """(framework, stream, Plan, kernel) for the arguments, or the error."""
+    if kernel is not None and not isinstance(kernel, str):
+        raise wrong_type(function, "kernel", f"{kernel!r} is not a kernel name (str); see "
+                         "tcgemm.kernels()")
+    out_dtype = normalize_dtype(function, out_dtype)
+    alpha = _scalar(function, "alpha", alpha)
+    beta = _scalar(function, "beta", beta)
+    framework = _operands.framework_of(a)
+    if framework == "torch":
+        ta = _operands.read_torch(a)
+        device_type, device_id = ta.device_type, ta.device_id
+    else:
+        ta = None
+        device_type, device_id = _operands.dlpack_device(function, "a", a)
+    if stream is not None:
+        handle = _operands.stream_handle(function, stream)
+    elif device_type in CUDA_DEVICE_TYPES:
+        handle = _operands.default_stream(framework, device_id)
+    else:
+        handle = 0  # a CPU tensor: plan() refuses it below
+    if ta is None:
+        ta = _operands.read_dlpack(function, "a", a, handle)
+    tb = _operands.read(function, "b", b, _operands.framework_of(b), handle)
+    tout = None
+    if out is not None:
+        out_framework = _operands.framework_of(out)
+        if out_framework == "jax":
+            raise invalid(function, "out", "JAX arrays are immutable: use the array "
+                          "tcgemm.matmul returns")
+        tout = _operands.read(function, "out", out, out_framework, handle, writable=True)
+    p = plan(function, ta, tb, tout, out_dtype, alpha, beta, handle)
+    return framework, handle, p, kernel or ""
+
+
+def _run(function: str, calls: list, device_id: int, kernel: str) -> None:
+    if len(calls) > 1:
+        # A looped batch: check every call before the first one writes.
+        for call in calls:
+            status = _C.validate(*call)
+            if status is not None:
+                raise status_error(function, *status)
+    for call in calls:
+        status = _C.gemm(*call, device_id, kernel)
+        if status is not None:
+            raise status_error(function, *status)
+
+
+def _record_streams(tensors, handle: int, device_id: int) -> None:
+    """Tells torch's caching allocator that `tensors` are in use on stream
+    `handle` when it is not torch's current stream (``stream=`` given)."""
+    import torch
+
+    if handle == _operands.torch_current_stream(device_id):
+        return
+    external = torch.cuda.ExternalStream(handle, device=device_id)
+    for t in tensors:
+        if isinstance(t, torch.Tensor) and t.is_cuda:
+            t.record_stream(external)
+
+
+# The per-call path for torch tensors without out=, stream= or kernel= (what
+# torch code calls in a loop): the plan of a (shapes, strides, dtypes,
+# device) key seen before, as one tcgemm call relative to the operands' base
+# pointers. Filled by the general path; any miss takes that path.
+_TORCH_PLANS = {}
+_TORCH_PLANS_MAX = 4096
+
+
+def _torch_key(a, b, alpha, out_dtype):
+    try:
+        return (type(a), type(b), a.dtype, b.dtype, a.shape, b.shape, a.stride(), b.stride(),
+                a.get_device(), b.get_device(), alpha, out_dtype)
+    except (AttributeError, TypeError):  # not torch tensors
+        return None
+
+
+def _remember_torch_plan(key, a_ptr, b_ptr, p, out_dtype_obj):
+    if key is None or len(p.calls) != 1:
+        return
+    if len(_TORCH_PLANS) >= _TORCH_PLANS_MAX:
+        _TORCH_PLANS.clear()
+    call = p.calls[0]
+    template = call[:3] + (call[3] - a_ptr,) + call[4:7] + (call[7] - b_ptr,) + call[8:20]
+    _TORCH_PLANS[key] = (p.out_shape, out_dtype_obj, template, ITEMSIZE[p.out_dtype],
+                         p.device_id)
+
+
+def _torch_fast(function, key, a, b):
+    """matmul(a, b) from a remembered plan, or None on a miss."""
+    entry = _TORCH_PLANS.get(key)
+    if entry is None:
+        return None
+    out_shape, out_dtype, t, itemsize, device = entry
+    import torch
+
+    c = torch.empty(out_shape, dtype=out_dtype, device=device)
+    status = _C.gemm(t[0], t[1], t[2], a.data_ptr() + t[3], t[4], t[5], t[6],
+                     b.data_ptr() + t[7], t[8], t[9], t[10], c.data_ptr() + t[11] * itemsize,
+                     t[12], t[13], t[14], t[15], t[16], t[17], t[18], t[19],
+                     _operands.torch_current_stream(device), device, "")
+    if status is not None:
+        raise status_error(function, *status)
+    return c
+
+
+def matmul(a, b, *, out=None, alpha=1.0, beta=0.0, out_dtype=None, stream=None, kernel=None):
+    """``alpha * (a @ b) + beta * out`` on tcgemm's Hopper kernels.
+
+    Semantics are numpy's / torch's ``matmul``: ``a`` is ``[..., M, K]`` and
+    ``b`` ``[..., K, N]``; leading (batch) dimensions broadcast; a 1-D ``a``
+    (``[K]``) or ``b`` (``[K]``) is a vector, its dimension dropped from the
+    result. The result is ``[..., M, N]``.
+
+    Args:
+        a, b: CUDA tensors of one dtype, bf16 or fp16: torch tensors or any
+            array exporting DLPack (CuPy, JAX, ...), read in place (zero
+            copy). The last two dimensions of each must have unit stride in
+            one of them: a row-major matrix (``x``), or a column-major one (a
+            transposed view ``x.mT``, no copy); the other stride is the
+            leading dimension (a slice of a wider tensor is fine). Any
+            element alignment; 16-byte-aligned pointers, leading dimensions
+            and batch strides are the fast path (others are repacked).
+            Batch strides are any, 0 (broadcast) included.
+        out: optional result tensor of the result's exact shape, dtype bf16,
+            fp16 or fp32, on the same device, with non-overlapping elements
+            not aliasing ``a`` or ``b``; row- or column-major like the
+            inputs. Written in place and returned. Read when ``beta != 0``.
+        alpha, beta: real scalars (computed in fp32; finite). ``beta != 0``
+            needs ``out``.
+        out_dtype: the result's dtype when ``out`` is None: "bf16", "fp16",
+            "fp32" or a torch/numpy dtype; default a's dtype. Accumulation is
+            fp32 always.
+        stream: where to run: an int (cudaStream_t), or an object with
+            ``cuda_stream`` (torch), ``__cuda_stream__`` (CUDA stream
+            protocol) or ``ptr`` (CuPy). Default: torch's current stream for
+            torch tensors, CuPy's current stream for CuPy arrays, the legacy
+            default stream otherwise.
+        kernel: run this registry kernel (``tcgemm.kernels()``) instead of
+            the dispatcher's choice; NotSupportedError if it cannot.
+
+    Returns:
+        ``out``, or a new C-contiguous (row-major) tensor of a's framework:
+        a torch.Tensor for torch, a cupy.ndarray for CuPy, a jax.Array for
+        JAX. The call is asynchronous on ``stream`` for torch and CuPy; for
+        other frameworks it waits for the stream before returning.
+
+    Raises (before anything is written; ``out`` is untouched):
+        InvalidTypeError (TypeError): not a tensor, dtype not bf16/fp16,
+            dtypes that differ, bad out_dtype/alpha/beta/kernel/stream types.
+        InvalidValueError (ValueError): shapes that do not multiply or
+            broadcast, ``out`` of the wrong shape, a CPU tensor or operands
+            on different devices, strides with no unit stride in the last two
+            dimensions (or negative, or overlapping rows), ``out`` with
+            overlapping elements or aliasing an input, beta != 0 without out,
+            non-finite alpha/beta, an unknown kernel name.
+        NotSupportedError (NotImplementedError): M, N or K above 2^31 - 257,
+            or a named kernel that cannot run the problem.
+        ArchMismatchError (RuntimeError): no sm_90 (Hopper) device.
+        CudaError (RuntimeError): a CUDA call failed.
+        Each names the argument at fault in its message and ``.argument``.
+    """
+    function = "tcgemm.matmul"
+    key = None
+    if out is None and stream is None and kernel is None and beta == 0.0:
+        key = _torch_key(a, b, alpha, out_dtype)
+        if key is not None:
+            result = _torch_fast(function, key, a, b)
+            if result is not None:
+                return result
+    framework, handle, p, kernel = _prepare(function, a, b, out, alpha, beta, out_dtype,
+                                            stream, kernel)
+    if out is None:
+        result, base = _operands.empty(framework, a, p.out_shape, p.out_dtype, p.device_id,
+                                       handle)
+        if framework == "torch" and p.calls:
+            _remember_torch_plan(key, a.data_ptr(), b.data_ptr(), p, result.dtype)
+        calls = resolve(p.calls, base, ITEMSIZE[p.out_dtype])
+    else:
+        result, calls = out, p.calls
+    _run(function, calls, p.device_id, kernel)
+    if framework == "torch" and stream is not None:
+        _record_streams((a, b, result), handle, p.device_id)
+    return _operands.finish(framework, result, handle, p.device_id)
+
+
+def describe(a, b, *, out=None, alpha=1.0, beta=0.0, out_dtype=None, stream=None,
+             kernel=None) -> Description:
+    """What ``matmul`` with these arguments would run, without running it.
+
+    Takes matmul's arguments and raises its errors. Returns a
+    ``Description``: the registry kernel and its launch configuration
+    (tile shape, stages, cluster, operand major-ness, epilogue, how each
+    operand is fed) from tcgemm::describe, and how many tcgemm calls the
+    batch takes. Reads the device (needs a GPU); enqueues nothing.
+    """
+    function = "tcgemm.describe"
+    _, _, p, kernel = _prepare(function, a, b, out, alpha, beta, out_dtype, stream, kernel)
+    if not p.calls:
+        return Description("", "no kernel: the result is empty", 0)
+    calls = p.calls if out is not None else resolve(p.calls, _DESCRIBE_C_BASE,
+                                                    ITEMSIZE[p.out_dtype])
+    code, message, name, config = _C.describe(*calls[0], p.device_id, kernel)
+    if code != _C.STATUS_SUCCESS:
+        raise status_error(function, code, message)
+    return Description(name, config, len(calls))
+
+
+def flops(a_shape, b_shape) -> int:
+    """2 * M * N * K * batch of ``matmul`` on operands of these shapes."""
+    a_shape, b_shape = tuple(a_shape), tuple(b_shape)
+    if len(a_shape) == 1:
+        a_shape = (1,) + a_shape
+    if len(b_shape) == 1:
+        b_shape = b_shape + (1,)
+    batch = math.prod(max(x, y) for x, y in _pad_zip(a_shape[:-2], b_shape[:-2]))
+    return 2 * a_shape[-2] * a_shape[-1] * b_shape[-1] * batch
+
+
+def _pad_zip(x, y):
+    n = max(len(x), len(y))
+    return zip((1,) * (n - len(x)) + x, (1,) * (n - len(y)) + y)
+
+
+__all__ = ["matmul", "describe", "kernels", "flops", "KernelInfo", "Description"]
