@@ -1,0 +1,385 @@
+"""What works without a GPU: the import, the registry, and every check that
+tcgemm makes before touching a device (run in CI, which has no GPU)."""
+
+import subprocess
+import sys
+
+import pytest
+
+import tcgemm
+from tcgemm import _errors, _plan
+from tcgemm._plan import COL_MAJOR, ROW_MAJOR, Tensor, plan
+
+CUDA = _plan.DL_CUDA
+
+
+def cuda_tensor(shape, strides=None, dtype="bf16", ptr=1 << 20, device=0):
+    """A stand-in for a CUDA tensor: only its metadata, never dereferenced."""
+    shape = tuple(shape)
+    if strides is None:
+        strides, step = [], 1
+        for d in reversed(shape):
+            strides.append(step)
+            step *= d
+        strides = tuple(reversed(strides))
+    return Tensor(ptr, dtype, shape, tuple(strides), CUDA, device)
+
+
+def make_plan(a, b, out=None, out_dtype=None, alpha=1.0, beta=0.0):
+    return plan("tcgemm.matmul", a, b, out, out_dtype, alpha, beta, 0)
+
+
+def field(call, name):
+    names = ["m", "n", "k", "a_ptr", "a_layout", "lda", "stride_a", "b_ptr", "b_layout", "ldb",
+             "stride_b", "c_ptr", "c_layout", "ldc", "stride_c", "in_dtype", "out_dtype", "alpha",
+             "beta", "batch", "stream"]
+    return call[names.index(name)]
+
+
+def test_import_needs_neither_torch_nor_gpu():
+    code = ("import sys, tcgemm; tcgemm.kernels(); "
+            "assert 'torch' not in sys.modules, 'import tcgemm imported torch'")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_kernels_lists_the_registry():
+    kernels = tcgemm.kernels()
+    names = [k.name for k in kernels]
+    assert "prod" in names and "hopper-01" in names and "wmma-00" in names
+    for k in kernels:
+        assert isinstance(k, tcgemm.KernelInfo)
+        assert k.description and k.constraints
+    assert max(k.dispatch_rank for k in kernels) > 0
+
+
+def test_device_count_is_an_int():
+    assert tcgemm.device_count() >= 0
+
+
+def test_exceptions_are_builtin_types():
+    assert issubclass(tcgemm.InvalidValueError, ValueError)
+    assert issubclass(tcgemm.InvalidTypeError, TypeError)
+    assert issubclass(tcgemm.NotSupportedError, NotImplementedError)
+    assert issubclass(tcgemm.ArchMismatchError, RuntimeError)
+    assert issubclass(tcgemm.CudaError, RuntimeError)
+
+
+@pytest.mark.parametrize("code, message, cls, argument", [
+    (1, "ldb=3 is smaller than the 4 x 5 column-major matrix needs (4)",
+     tcgemm.InvalidValueError, "b"),
+    (1, "c.stride=0 makes batch entries of C overlap", tcgemm.InvalidValueError, "out"),
+    (1, "alpha is not finite", tcgemm.InvalidValueError, "alpha"),
+    (1, "a is not aligned to its 2-byte element", tcgemm.InvalidValueError, "a"),
+    (1, "options.kernel names no registry kernel: 'x'", tcgemm.InvalidValueError, "kernel"),
+    (1, "batch_count=0 must be >= 1", tcgemm.InvalidValueError, None),
+    (2, "m=4294967296 is over the 2^31 - 257 TMA reach", tcgemm.NotSupportedError, None),
+    (3, "no usable CUDA device", tcgemm.ArchMismatchError, None),
+    (4, "cudaMallocAsync: out of memory", tcgemm.CudaError, None),
+])
+def test_status_maps_to_exception_naming_the_argument(code, message, cls, argument):
+    err = _errors.status_error("tcgemm.matmul", code, message)
+    assert type(err) is cls
+    assert err.argument == argument
+    assert message in str(err)
+
+
+# ---- strides -> layouts -------------------------------------------------------------
+
+
+def test_row_major_inputs_map_to_row_major_with_tight_ld():
+    call, = make_plan(cuda_tensor((64, 32)), cuda_tensor((32, 16))).calls
+    assert (field(call, "a_layout"), field(call, "lda")) == (ROW_MAJOR, 32)
+    assert (field(call, "b_layout"), field(call, "ldb")) == (ROW_MAJOR, 16)
+    assert (field(call, "c_layout"), field(call, "ldc")) == (ROW_MAJOR, 16)
+    assert (field(call, "m"), field(call, "n"), field(call, "k")) == (64, 16, 32)
+
+
+def test_transposed_view_is_column_major_not_a_copy():
+    # b = w.mT for w [16, 32]: shape (32, 16), strides (1, 32).
+    a = cuda_tensor((64, 32))
+    b = cuda_tensor((32, 16), strides=(1, 32), ptr=1 << 24)
+    call, = make_plan(a, b).calls
+    assert (field(call, "b_layout"), field(call, "ldb")) == (COL_MAJOR, 32)
+    assert field(call, "b_ptr") == 1 << 24
+
+
+def test_sliced_view_keeps_its_leading_dimension():
+    a = cuda_tensor((64, 30), strides=(40, 1))  # big[:, :30] of a [64, 40]
+    call, = make_plan(a, cuda_tensor((30, 8))).calls
+    assert (field(call, "a_layout"), field(call, "lda")) == (ROW_MAJOR, 40)
+
+
+def test_ambiguous_shapes_pick_k_major_inputs():
+    a = cuda_tensor((1, 32), strides=(1, 1))  # a row vector: both layouts fit
+    b = cuda_tensor((32, 1), strides=(1, 1))
+    call, = make_plan(a, b).calls
+    assert field(call, "a_layout") == ROW_MAJOR and field(call, "b_layout") == COL_MAJOR
+
+
+def test_no_unit_stride_is_an_error_naming_the_argument():
+    a = cuda_tensor((8, 8), strides=(16, 2))  # big[:, ::2]
+    with pytest.raises(tcgemm.InvalidValueError, match="neither of its last two") as info:
+        make_plan(cuda_tensor((8, 8)), a)
+    assert info.value.argument == "b"
+
+
+def test_negative_and_overlapping_strides_are_errors():
+    with pytest.raises(tcgemm.InvalidValueError) as info:
+        make_plan(cuda_tensor((8, 8), strides=(-8, 1)), cuda_tensor((8, 8)))
+    assert info.value.argument == "a"
+    with pytest.raises(tcgemm.InvalidValueError, match="overlap"):
+        make_plan(cuda_tensor((8, 8), strides=(0, 1)), cuda_tensor((8, 8)))  # expanded rows
+
+
+# ---- shapes ---------------------------------------------------------------------
+
+
+def test_shapes_that_do_not_multiply_name_b():
+    with pytest.raises(tcgemm.InvalidValueError, match="cannot be multiplied") as info:
+        make_plan(cuda_tensor((4, 5)), cuda_tensor((6, 7)))
+    assert info.value.argument == "b"
+
+
+def test_batches_that_do_not_broadcast_name_b():
+    with pytest.raises(tcgemm.InvalidValueError, match="broadcast") as info:
+        make_plan(cuda_tensor((3, 4, 5)), cuda_tensor((2, 5, 6)))
+    assert info.value.argument == "b"
+
+
+def test_vectors_follow_numpy():
+    p = make_plan(cuda_tensor((5,)), cuda_tensor((5, 7)))
+    assert p.out_shape == (7,)
+    p = make_plan(cuda_tensor((3, 4, 5)), cuda_tensor((5,)))
+    assert p.out_shape == (3, 4)
+    p = make_plan(cuda_tensor((5,)), cuda_tensor((5,)))
+    assert p.out_shape == ()
+
+
+def test_zero_dim_tensor_is_an_error():
+    with pytest.raises(tcgemm.InvalidValueError):
+        make_plan(cuda_tensor(()), cuda_tensor((3,)))
+
+
+def test_empty_results_make_no_call():
+    assert make_plan(cuda_tensor((0, 5)), cuda_tensor((5, 7))).calls == []
+    assert make_plan(cuda_tensor((0, 4, 5)), cuda_tensor((5, 7))).calls == []
+
+
+def test_k_zero_still_calls_tcgemm():  # C = beta * C (zeros for beta = 0)
+    call, = make_plan(cuda_tensor((4, 0)), cuda_tensor((0, 7))).calls
+    assert field(call, "k") == 0 and field(call, "lda") >= 1 and field(call, "ldb") >= 1
+
+
+# ---- batches ----------------------------------------------------------------------
+
+
+def test_broadcast_weight_has_batch_stride_zero():
+    call, = make_plan(cuda_tensor((6, 4, 64, 32)), cuda_tensor((32, 16))).calls
+    assert field(call, "batch") == 24
+    assert field(call, "stride_a") == 64 * 32
+    assert field(call, "stride_b") == 0
+    assert field(call, "stride_c") == 64 * 16
+
+
+def test_strided_batch_view_is_one_call():
+    a = cuda_tensor((4, 8, 8), strides=(128, 8, 1))  # big[::2] of a [8, 8, 8]
+    call, = make_plan(a, cuda_tensor((4, 8, 8))).calls
+    assert field(call, "batch") == 4 and field(call, "stride_a") == 128
+
+
+def test_batches_one_stride_cannot_express_are_looped():
+    # a [2, 1, M, K] against b [3, K, N]: a's entry changes with the outer
+    # index only, b's with the inner one.
+    p = make_plan(cuda_tensor((2, 1, 8, 4)), cuda_tensor((3, 4, 6)))
+    assert p.out_shape == (2, 3, 8, 6)
+    assert len(p.calls) == 2
+    for i, call in enumerate(p.calls):
+        assert field(call, "batch") == 3
+        assert field(call, "stride_a") == 0 and field(call, "stride_b") == 24
+        assert field(call, "a_ptr") == (1 << 20) + i * 32 * 2  # entry i of a, bf16
+        assert field(call, "c_ptr") == i * 3 * 48  # element offset in the output
+
+
+# ---- dtypes -----------------------------------------------------------------------
+
+
+def test_fp32_inputs_are_a_type_error_naming_a():
+    with pytest.raises(tcgemm.InvalidTypeError, match="bf16 or fp16") as info:
+        make_plan(cuda_tensor((4, 4), dtype="fp32"), cuda_tensor((4, 4), dtype="fp32"))
+    assert info.value.argument == "a"
+
+
+def test_mixed_dtypes_are_a_type_error_naming_b():
+    with pytest.raises(tcgemm.InvalidTypeError) as info:
+        make_plan(cuda_tensor((4, 4)), cuda_tensor((4, 4), dtype="fp16"))
+    assert info.value.argument == "b"
+
+
+@pytest.mark.parametrize("name, expected", [
+    ("bf16", "bf16"), ("bfloat16", "bf16"), ("float16", "fp16"), ("fp32", "fp32"),
+    ("torch.float32", "fp32"), (None, None)])
+def test_out_dtype_names(name, expected):
+    assert _plan.normalize_dtype("f", name) == expected
+
+
+def test_unknown_out_dtype_is_a_type_error():
+    with pytest.raises(tcgemm.InvalidTypeError) as info:
+        _plan.normalize_dtype("f", "int8")
+    assert info.value.argument == "out_dtype"
+
+
+def test_out_dtype_sets_the_output_code():
+    call, = make_plan(cuda_tensor((4, 4)), cuda_tensor((4, 4)), out_dtype="fp32").calls
+    assert field(call, "in_dtype") == 0 and field(call, "out_dtype") == 2
+
+
+# ---- devices and out ----------------------------------------------------------------
+
+
+def test_cpu_tensor_is_an_error_naming_it():
+    cpu = Tensor(1 << 20, "bf16", (4, 4), (4, 1), _plan.DL_CPU, 0)
+    with pytest.raises(tcgemm.InvalidValueError, match="CUDA device memory") as info:
+        make_plan(cuda_tensor((4, 4)), cpu)
+    assert info.value.argument == "b"
+
+
+def test_operands_on_different_devices_are_an_error():
+    with pytest.raises(tcgemm.InvalidValueError, match="one device") as info:
+        make_plan(cuda_tensor((4, 4)), cuda_tensor((4, 4), device=1))
+    assert info.value.argument == "b"
+
+
+def test_out_of_the_wrong_shape_is_an_error():
+    out = cuda_tensor((4, 5), ptr=1 << 30)
+    with pytest.raises(tcgemm.InvalidValueError, match="shape") as info:
+        make_plan(cuda_tensor((4, 4)), cuda_tensor((4, 4)), out=out)
+    assert info.value.argument == "out"
+
+
+def test_out_aliasing_an_input_is_an_error():
+    a = cuda_tensor((4, 4))
+    with pytest.raises(tcgemm.InvalidValueError, match="alias") as info:
+        make_plan(a, cuda_tensor((4, 4), ptr=1 << 30), out=a)
+    assert info.value.argument == "out"
+
+
+def test_out_with_overlapping_elements_is_an_error():
+    out = cuda_tensor((3, 4, 4), strides=(0, 4, 1), ptr=1 << 30)  # an expanded batch
+    with pytest.raises(tcgemm.InvalidValueError, match="overlap") as info:
+        make_plan(cuda_tensor((3, 4, 4)), cuda_tensor((4, 4)), out=out)
+    assert info.value.argument == "out"
+
+
+def test_column_major_out_is_accepted():
+    out = cuda_tensor((8, 6), strides=(1, 8), ptr=1 << 30, dtype="fp32")
+    call, = make_plan(cuda_tensor((8, 4)), cuda_tensor((4, 6)), out=out).calls
+    assert (field(call, "c_layout"), field(call, "ldc")) == (COL_MAJOR, 8)
+    assert field(call, "out_dtype") == 2
+
+
+def test_beta_without_out_is_an_error():
+    with pytest.raises(tcgemm.InvalidValueError) as info:
+        make_plan(cuda_tensor((4, 4)), cuda_tensor((4, 4)), beta=1.0)
+    assert info.value.argument == "beta"
+
+
+# ---- through tcgemm.matmul, with real arrays on the CPU --------------------------------
+
+
+def test_matmul_of_cpu_numpy_arrays_raises_naming_the_argument():
+    np = pytest.importorskip("numpy")
+    a = np.ones((4, 4), dtype=np.float16)
+    with pytest.raises(tcgemm.InvalidValueError, match="cpu") as info:
+        tcgemm.matmul(a, a)
+    assert info.value.argument == "a"
+
+
+def test_matmul_shape_mismatch_comes_before_the_device_check():
+    np = pytest.importorskip("numpy")
+    with pytest.raises(tcgemm.InvalidValueError, match="cannot be multiplied") as info:
+        tcgemm.matmul(np.ones((4, 5), np.float16), np.ones((6, 7), np.float16))
+    assert info.value.argument == "b"
+
+
+def test_matmul_of_numpy_float32_is_a_type_error():
+    np = pytest.importorskip("numpy")
+    with pytest.raises(tcgemm.InvalidTypeError) as info:
+        tcgemm.matmul(np.ones((4, 4), np.float32), np.ones((4, 4), np.float32))
+    assert info.value.argument == "a"
+
+
+def test_matmul_of_a_non_tensor_is_a_type_error():
+    with pytest.raises(tcgemm.InvalidTypeError) as info:
+        tcgemm.matmul([[1.0]], [[1.0]])
+    assert info.value.argument == "a"
+
+
+def test_bad_scalars_and_kernel_types_are_type_errors():
+    np = pytest.importorskip("numpy")
+    a = np.ones((4, 4), np.float16)
+    with pytest.raises(tcgemm.InvalidTypeError) as info:
+        tcgemm.matmul(a, a, alpha="two")
+    assert info.value.argument == "alpha"
+    with pytest.raises(tcgemm.InvalidTypeError) as info:
+        tcgemm.matmul(a, a, kernel=3)
+    assert info.value.argument == "kernel"
+    with pytest.raises(tcgemm.InvalidTypeError) as info:
+        tcgemm.matmul(a, a, stream=object())
+    assert info.value.argument == "stream"
+
+
+def test_torch_cpu_tensor_is_an_error_naming_it():
+    torch = pytest.importorskip("torch")
+    a = torch.ones(4, 4, dtype=torch.bfloat16)
+    with pytest.raises(tcgemm.InvalidValueError, match="cpu") as info:
+        tcgemm.matmul(a, a)
+    assert info.value.argument == "a"
+
+
+def test_bench_help_needs_no_gpu():
+    out = subprocess.run([sys.executable, "-m", "tcgemm.bench", "--help"], check=True,
+                         capture_output=True, text=True).stdout
+    assert "--shapes" in out
+
+
+# ---- the extension, called with planned problems (no memory is touched) -----------------
+
+
+def test_planned_call_passes_tcgemm_validate():
+    from tcgemm import _C
+
+    p = make_plan(cuda_tensor((3, 64, 32)), cuda_tensor((32, 16), strides=(1, 32), ptr=1 << 24),
+                  out_dtype="fp32")
+    call, = _plan.resolve(p.calls, 1 << 28, _plan.ITEMSIZE[p.out_dtype])
+    assert _C.validate(*call) is None
+
+
+def test_validate_errors_come_back_named():
+    from tcgemm import _C
+
+    call, = make_plan(cuda_tensor((64, 32)), cuda_tensor((32, 16))).calls
+    call = _plan.resolve([call], 1 << 28, 2)[0]
+    bad = call[:5] + (8,) + call[6:]  # lda 8 < K = 32
+    code, message = _C.validate(*bad)
+    err = _errors.status_error("tcgemm.matmul", code, message)
+    assert isinstance(err, tcgemm.InvalidValueError) and err.argument == "a", str(err)
+    nan_alpha = call[:17] + (float("nan"),) + call[18:]
+    err = _errors.status_error("tcgemm.matmul", *_C.validate(*nan_alpha))
+    assert err.argument == "alpha"
+    huge_alpha = call[:17] + (1e300,) + call[18:]  # beyond fp32: infinite, refused
+    assert _C.validate(*huge_alpha) is not None
+
+
+@pytest.mark.skipif(tcgemm.device_count() > 0, reason="a CUDA device is present")
+def test_gemm_without_a_device_is_an_arch_mismatch():
+    from tcgemm import _C
+
+    call, = make_plan(cuda_tensor((64, 32)), cuda_tensor((32, 16))).calls
+    call = _plan.resolve([call], 1 << 28, 2)[0]
+    code, message = _C.gemm(*call, 0, "")
+    err = _errors.status_error("tcgemm.matmul", code, message)
+    assert isinstance(err, tcgemm.ArchMismatchError), str(err)
+    code, message, kernel, config = _C.describe(*call, 0, "")
+    assert code == 3 and kernel == ""
+    with pytest.raises(RuntimeError):
+        _C.empty([4, 4], 0, 0)
