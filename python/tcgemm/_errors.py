@@ -70,12 +70,15 @@ _PYTHON_NAME = {"a": "a", "b": "b", "c": "out", "alpha": "alpha", "beta": "beta"
                 "kernel": "kernel"}
 
 
-def status_error(function: str, code: int, message: str) -> TcgemmError:
-    """The exception for a tcgemm::Status that is not kSuccess."""
+def status_error(function: str, code: int, message: str, kernel: str = "") -> TcgemmError:
+    """The exception for a tcgemm::Status that is not kSuccess. `kernel`: the
+    name passed as kernel=, whose refusals ("<name>: <reason>") name it."""
     name, cls = _BY_CODE.get(code, ("unknown", CudaError))
     match = _ARGUMENT.match(message)
     argument = None
-    if match:
+    if kernel and message.startswith(kernel + ":"):
+        argument = "kernel"
+    elif match:
         argument = _PYTHON_NAME[next(group for group in match.groups() if group)]
     prefix = f"{function}: {argument}: " if argument else f"{function}: "
     return cls(prefix + message, argument=argument, code=name)

@@ -95,7 +95,7 @@ def _run(function: str, calls: list, device_id: int, kernel: str) -> None:
     for call in calls:
         status = _C.gemm(*call, device_id, kernel)
         if status is not None:
-            raise status_error(function, *status)
+            raise status_error(function, *status, kernel)
 
 
 def _record_streams(tensors, handle: int, device_id: int) -> None:
@@ -254,7 +254,7 @@ def describe(a, b, *, out=None, alpha=1.0, beta=0.0, out_dtype=None, stream=None
                                                     ITEMSIZE[p.out_dtype])
     code, message, name, config = _C.describe(*calls[0], p.device_id, kernel)
     if code != _C.STATUS_SUCCESS:
-        raise status_error(function, code, message)
+        raise status_error(function, code, message, kernel)
     return Description(name, config, len(calls))
 
 

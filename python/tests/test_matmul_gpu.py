@@ -199,7 +199,7 @@ def test_errors_leave_out_untouched(torch_cuda):
         (dict(out=out, out_dtype=torch.float32), tcgemm.InvalidTypeError, "out_dtype"),
         (dict(out=out, alpha=float("nan")), tcgemm.InvalidValueError, "alpha"),
         (dict(out=out, kernel="no-such-kernel"), tcgemm.InvalidValueError, "kernel"),
-        (dict(out=out, kernel="wmma-00"), tcgemm.NotSupportedError, None),  # fp16 NN only
+        (dict(out=out, kernel="wmma-00"), tcgemm.NotSupportedError, "kernel"),  # fp16 NN only
     ]
     for kwargs, cls, argument in cases:
         with pytest.raises(cls) as info:
@@ -255,7 +255,13 @@ def test_describe_names_the_kernel_and_its_config(torch_cuda):
     d = tcgemm.describe(a, b)
     assert d.kernel.startswith("prod") and d.config and d.launches == 1
     assert d.kernel in {k.name for k in tcgemm.kernels()}
-    assert tcgemm.describe(a, b, kernel="hopper-14").kernel == "hopper-14"
+    # The ladder takes TN only: B and C column-major.
+    out = torch.empty(4096, 4096, device="cuda", dtype=torch.bfloat16).mT
+    d = tcgemm.describe(a, b.mT.contiguous().mT, out=out, kernel="hopper-14")
+    assert d.kernel == "hopper-14"
+    with pytest.raises(tcgemm.NotSupportedError) as info:
+        tcgemm.describe(a, b, kernel="hopper-14")  # row-major B and C
+    assert info.value.argument == "kernel"
 
 
 def test_named_kernel_runs(torch_cuda):

@@ -83,6 +83,11 @@ def test_status_maps_to_exception_naming_the_argument(code, message, cls, argume
     assert message in str(err)
 
 
+def test_a_named_kernels_refusal_names_kernel():
+    err = _errors.status_error("tcgemm.matmul", 2, "wmma-00: a is not column-major", "wmma-00")
+    assert isinstance(err, tcgemm.NotSupportedError) and err.argument == "kernel"
+
+
 # ---- strides -> layouts -------------------------------------------------------------
 
 
