@@ -74,13 +74,23 @@ tcgemm::GemmArgs to_args(const Problem& p) {
   args.m = p.m;
   args.n = p.n;
   args.k = p.k;
+  // Member by member, so a field added to the public structs keeps its default.
   const auto in = static_cast<tcgemm::DType>(p.in_dtype);
-  args.a = {reinterpret_cast<const void*>(p.a_ptr), in, static_cast<tcgemm::Layout>(p.a_layout),
-            p.lda, p.stride_a};
-  args.b = {reinterpret_cast<const void*>(p.b_ptr), in, static_cast<tcgemm::Layout>(p.b_layout),
-            p.ldb, p.stride_b};
-  args.c = {reinterpret_cast<void*>(p.c_ptr), static_cast<tcgemm::DType>(p.out_dtype),
-            static_cast<tcgemm::Layout>(p.c_layout), p.ldc, p.stride_c};
+  args.a.ptr = reinterpret_cast<const void*>(p.a_ptr);
+  args.a.dtype = in;
+  args.a.layout = static_cast<tcgemm::Layout>(p.a_layout);
+  args.a.ld = p.lda;
+  args.a.stride = p.stride_a;
+  args.b.ptr = reinterpret_cast<const void*>(p.b_ptr);
+  args.b.dtype = in;
+  args.b.layout = static_cast<tcgemm::Layout>(p.b_layout);
+  args.b.ld = p.ldb;
+  args.b.stride = p.stride_b;
+  args.c.ptr = reinterpret_cast<void*>(p.c_ptr);
+  args.c.dtype = static_cast<tcgemm::DType>(p.out_dtype);
+  args.c.layout = static_cast<tcgemm::Layout>(p.c_layout);
+  args.c.ld = p.ldc;
+  args.c.stride = p.stride_c;
   args.alpha = to_f32(p.alpha);
   args.beta = to_f32(p.beta);
   args.batch_count = p.batch;
@@ -134,6 +144,12 @@ class DeviceScope {
   tcgemm::Status status_;
 };
 
+tcgemm::GemmOptions options_for(const std::string& kernel) {
+  tcgemm::GemmOptions options;
+  options.kernel = kernel;
+  return options;
+}
+
 tcgemm::Status run_gemm(const Problem& p, int device, const std::string& kernel) {
   nb::gil_scoped_release release;
   DeviceScope scope(device);
@@ -142,7 +158,7 @@ tcgemm::Status run_gemm(const Problem& p, int device, const std::string& kernel)
             "cannot use CUDA device " + std::to_string(device) + ": " + scope.status().message};
   }
   tcgemm::GemmArgs args = to_args(p);
-  const tcgemm::GemmOptions options{kernel};
+  const tcgemm::GemmOptions options = options_for(kernel);
   // A kernel named in options that needs a workspace (ladder step 15) gets
   // one for this call, stream-ordered, as the production family allocates its
   // repack scratch: zeroed (its flags must start zero), freed after the launch.
@@ -180,10 +196,11 @@ std::string dtype_name(nb::dlpack::dtype d) {
   if (d.lanes == 1 && d.code == kDLFloat && d.bits == 16) return "fp16";
   if (d.lanes == 1 && d.code == kDLFloat && d.bits == 32) return "fp32";
   // Named as DLPack would, for error messages.
-  static const char* const kCodes[] = {"int", "uint", "float", "opaque", "bfloat", "complex",
-                                       "bool"};
-  const std::string code =
-      d.code < sizeof(kCodes) / sizeof(kCodes[0]) ? kCodes[d.code] : "code" + std::to_string(d.code);
+  static const char* const kCodes[] = {"int",    "uint",    "float", "opaque",
+                                       "bfloat", "complex", "bool"};
+  const std::string code = d.code < sizeof(kCodes) / sizeof(kCodes[0])
+                               ? kCodes[d.code]
+                               : "code" + std::to_string(d.code);
   return code + std::to_string(d.bits) + (d.lanes != 1 ? "x" + std::to_string(d.lanes) : "");
 }
 
@@ -196,8 +213,12 @@ TensorInfo info_of(const Array& a) {
     shape[i] = static_cast<std::int64_t>(a.shape(i));
     strides[i] = static_cast<std::int64_t>(a.stride(i));
   }
-  return {reinterpret_cast<std::uintptr_t>(a.data()), dtype_name(a.dtype()), std::move(shape),
-          std::move(strides), static_cast<int>(a.device_type()), static_cast<int>(a.device_id())};
+  return {reinterpret_cast<std::uintptr_t>(a.data()),
+          dtype_name(a.dtype()),
+          std::move(shape),
+          std::move(strides),
+          static_cast<int>(a.device_type()),
+          static_cast<int>(a.device_id())};
 }
 
 // `writable`: refuse a tensor its producer marks read-only (DLPack 1.0's
@@ -294,16 +315,16 @@ nb::list kernels() {
 }
 
 // The Problem fields as Python positional arguments, then the extras.
-#define TCGEMM_PROBLEM_PARAMS                                                                    \
-  std::int64_t m, std::int64_t n, std::int64_t k, std::uintptr_t a_ptr, int a_layout,          \
-      std::int64_t lda, std::int64_t stride_a, std::uintptr_t b_ptr, int b_layout,             \
-      std::int64_t ldb, std::int64_t stride_b, std::uintptr_t c_ptr, int c_layout,             \
-      std::int64_t ldc, std::int64_t stride_c, int in_dtype, int out_dtype, double alpha,      \
+#define TCGEMM_PROBLEM_PARAMS                                                             \
+  std::int64_t m, std::int64_t n, std::int64_t k, std::uintptr_t a_ptr, int a_layout,     \
+      std::int64_t lda, std::int64_t stride_a, std::uintptr_t b_ptr, int b_layout,        \
+      std::int64_t ldb, std::int64_t stride_b, std::uintptr_t c_ptr, int c_layout,        \
+      std::int64_t ldc, std::int64_t stride_c, int in_dtype, int out_dtype, double alpha, \
       double beta, std::int64_t batch, std::uintptr_t stream
-#define TCGEMM_PROBLEM_ARGS                                                                      \
-  Problem {                                                                                      \
-    m, n, k, a_ptr, a_layout, lda, stride_a, b_ptr, b_layout, ldb, stride_b, c_ptr, c_layout,  \
-        ldc, stride_c, in_dtype, out_dtype, alpha, beta, batch, stream                         \
+#define TCGEMM_PROBLEM_ARGS                                                                        \
+  Problem {                                                                                        \
+    m, n, k, a_ptr, a_layout, lda, stride_a, b_ptr, b_layout, ldb, stride_b, c_ptr, c_layout, ldc, \
+        stride_c, in_dtype, out_dtype, alpha, beta, batch, stream                                  \
   }
 
 }  // namespace
@@ -319,7 +340,9 @@ NB_MODULE(_C, m) {
       "tcgemm::gemm on the problem; None on success, else (StatusCode, message).");
   m.def(
       "validate",
-      [](TCGEMM_PROBLEM_PARAMS) { return to_tuple(tcgemm::validate(to_args(TCGEMM_PROBLEM_ARGS))); },
+      [](TCGEMM_PROBLEM_PARAMS) {
+        return to_tuple(tcgemm::validate(to_args(TCGEMM_PROBLEM_ARGS)));
+      },
       "tcgemm::validate (no device access); None when valid, else (StatusCode, message).");
   m.def(
       "describe",
@@ -329,7 +352,7 @@ NB_MODULE(_C, m) {
         if (!scope.status().ok()) {
           d.status = {tcgemm::StatusCode::kArchMismatch, scope.status().message};
         } else {
-          d = tcgemm::describe(to_args(TCGEMM_PROBLEM_ARGS), tcgemm::GemmOptions{kernel});
+          d = tcgemm::describe(to_args(TCGEMM_PROBLEM_ARGS), options_for(kernel));
         }
         return std::make_tuple(static_cast<int>(d.status.code), d.status.message, d.kernel,
                                d.config);
@@ -340,13 +363,14 @@ NB_MODULE(_C, m) {
       [](TCGEMM_PROBLEM_PARAMS, int device, const std::string& kernel) -> std::size_t {
         DeviceScope scope(device);
         if (!scope.status().ok()) return 0;
-        return tcgemm::workspace_size(to_args(TCGEMM_PROBLEM_ARGS), tcgemm::GemmOptions{kernel});
+        return tcgemm::workspace_size(to_args(TCGEMM_PROBLEM_ARGS), options_for(kernel));
       },
       "tcgemm::workspace_size in bytes.");
   m.def("inspect", &inspect, nb::arg("obj"), nb::arg("writable") = false,
         "(ptr, dtype, shape, strides, device_type, device_id) of a DLPack tensor, or None.");
-  m.def("empty", &empty, nb::arg("shape"), nb::arg("dtype"), nb::arg("device"),
-        "(array, pointer): C-contiguous CUDA memory exported through DLPack (cudaMalloc/cudaFree).");
+  m.def(
+      "empty", &empty, nb::arg("shape"), nb::arg("dtype"), nb::arg("device"),
+      "(array, pointer): C-contiguous CUDA memory exported through DLPack (cudaMalloc/cudaFree).");
   m.def("stream_wait", &stream_wait, nb::arg("consumer"), nb::arg("producer"), nb::arg("device"),
         "Make `consumer` wait for the work enqueued on `producer` so far.");
   m.def("synchronize", &synchronize, nb::arg("stream"), nb::arg("device"),
