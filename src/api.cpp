@@ -217,14 +217,26 @@ Status validate(const GemmArgs& args) {
 
 namespace {
 
-// What gemm runs: the choice of kernel, or, with an ok status and no kernel,
-// no GEMM kernel at all (the BLAS quick returns: M or N == 0, K == 0, alpha
-// == 0). With `unlimited_workspace`, every kernel is taken to have the
-// workspace it needs (workspace_size asks so).
-KernelChoice choose(const GemmArgs& args, const GemmOptions& options, bool unlimited_workspace) {
+// What GemmOptions::batch_invariant runs (src/registry.cpp).
+constexpr std::string_view kBatchInvariantKernel = "prod-invariant";
+
+}  // namespace
+
+// With `unlimited_workspace`, every kernel is taken to have the workspace it
+// needs (workspace_size asks so).
+KernelChoice choose_for_call(const GemmArgs& args, const GemmOptions& options,
+                             bool unlimited_workspace) {
   if (Status s = validate(args); !s.ok()) return {s};
   const KernelInfo* forced = nullptr;
-  if (!options.kernel.empty()) {
+  if (options.batch_invariant) {
+    if (!options.kernel.empty()) {
+      return {
+          invalid("options.batch_invariant runs the kernel 'prod-invariant'; options.kernel "
+                  "must be empty (it is '" +
+                  std::string(options.kernel) + "')")};
+    }
+    forced = find_kernel(kBatchInvariantKernel);
+  } else if (!options.kernel.empty()) {
     forced = find_kernel(options.kernel);
     if (forced == nullptr) {
       return {invalid("options.kernel names no registry kernel: '" + std::string(options.kernel) +
@@ -246,10 +258,8 @@ KernelChoice choose(const GemmArgs& args, const GemmOptions& options, bool unlim
   return choose_kernel(registry(), forced, args, device, unlimited_workspace);
 }
 
-}  // namespace
-
 Status gemm(const GemmArgs& args, const GemmOptions& options) {
-  const KernelChoice choice = choose(args, options, /*unlimited_workspace=*/false);
+  const KernelChoice choice = choose_for_call(args, options, /*unlimited_workspace=*/false);
   if (!choice.status.ok()) return choice.status;
   if (choice.kernel != nullptr) return choice.kernel->launch(args);
   // A quick return. M or N == 0 does nothing; K == 0 or alpha == 0 sets
@@ -259,7 +269,7 @@ Status gemm(const GemmArgs& args, const GemmOptions& options) {
 }
 
 Description describe(const GemmArgs& args, const GemmOptions& options) {
-  const KernelChoice choice = choose(args, options, /*unlimited_workspace=*/false);
+  const KernelChoice choice = choose_for_call(args, options, /*unlimited_workspace=*/false);
   Description d;
   d.status = choice.status;
   if (!choice.status.ok()) return d;
@@ -271,12 +281,12 @@ Description describe(const GemmArgs& args, const GemmOptions& options) {
   }
   d.kernel = std::string(choice.kernel->name);
   d.config = choice.kernel->describe_config != nullptr ? choice.kernel->describe_config(args)
-                                                        : std::string(choice.kernel->description);
+                                                       : std::string(choice.kernel->description);
   return d;
 }
 
 std::size_t workspace_size(const GemmArgs& args, const GemmOptions& options) {
-  const KernelChoice choice = choose(args, options, /*unlimited_workspace=*/true);
+  const KernelChoice choice = choose_for_call(args, options, /*unlimited_workspace=*/true);
   if (!choice.status.ok() || choice.kernel == nullptr ||
       choice.kernel->workspace_bytes == nullptr) {
     return 0;

@@ -29,4 +29,11 @@ KernelChoice choose_kernel(std::span<const KernelInfo> kernels, const KernelInfo
                            const GemmArgs& args, const DeviceCaps& device,
                            bool unlimited_workspace);
 
+// What gemm(args, options) runs (src/api.cpp): validation, the options'
+// named or batch-invariant kernel, the device check, then choose_kernel;
+// kernel == nullptr with an ok status for the BLAS quick returns (M, N, K
+// or alpha 0).
+KernelChoice choose_for_call(const GemmArgs& args, const GemmOptions& options,
+                             bool unlimited_workspace);
+
 }  // namespace tcgemm

@@ -369,14 +369,24 @@ template <std::size_t... kConfig>
 constexpr auto prod_kernels(std::index_sequence<kConfig...>) {
   return std::array{
       KernelInfo{"prod",
-                 "production family, config chosen per problem (waves x padded tile work); "
-                 "every storage order, alignment and batch",
-                 prod_constraints(), &kernels::launch_prod_config<-1>, kProdRank,
-                 &kernels::workspace_prod, /*workspace_optional=*/true,
-                 &kernels::describe_prod_config<-1>},
+                 "production family, config and K split chosen per problem (the heuristic's "
+                 "estimate of waves, tile work, bytes moved and split cost); every storage "
+                 "order, alignment and batch",
+                 prod_constraints(), &kernels::launch_prod_config<kernels::kAutoConfig>, kProdRank,
+                 &kernels::workspace_prod_config<kernels::kAutoConfig>,
+                 /*workspace_optional=*/true, &kernels::describe_prod_config<kernels::kAutoConfig>},
+      KernelInfo{"prod-invariant",
+                 "production family, batch-invariant (GemmOptions::batch_invariant): no K split "
+                 "and a config that does not depend on M, so each row of C has the same bits "
+                 "whatever M is",
+                 prod_constraints(), &kernels::launch_prod_config<kernels::kInvariantConfig>,
+                 /*dispatch_rank=*/0, &kernels::workspace_prod_config<kernels::kInvariantConfig>,
+                 /*workspace_optional=*/true,
+                 &kernels::describe_prod_config<kernels::kInvariantConfig>},
       KernelInfo{prod::kConfigs[kConfig].name, prod::kConfigs[kConfig].description,
                  prod_constraints(), &kernels::launch_prod_config<static_cast<int>(kConfig)>,
-                 /*dispatch_rank=*/0, &kernels::workspace_prod, /*workspace_optional=*/true,
+                 /*dispatch_rank=*/0, &kernels::workspace_prod_config<static_cast<int>(kConfig)>,
+                 /*workspace_optional=*/true,
                  &kernels::describe_prod_config<static_cast<int>(kConfig)>}...};
 }
 

@@ -29,6 +29,24 @@ EncodeTiledFn encode_tiled_fn() {
   return fn;
 }
 
+using ReplaceAddressFn = CUresult (*)(CUtensorMap*, void*);
+
+ReplaceAddressFn replace_address_fn() {
+  static ReplaceAddressFn fn = nullptr;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    void* ptr = nullptr;
+    cudaDriverEntryPointQueryResult query = cudaDriverEntryPointSymbolNotFound;
+    // 12000: cuTensorMapReplaceAddress's ABI version (CUDA 12.0).
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapReplaceAddress", &ptr, 12000,
+                                         cudaEnableDefault, &query) == cudaSuccess &&
+        query == cudaDriverEntryPointSuccess) {
+      fn = reinterpret_cast<ReplaceAddressFn>(ptr);
+    }
+  });
+  return fn;
+}
+
 CUtensorMapDataType tma_dtype(DType dtype) {
   switch (dtype) {
     case DType::kBF16:
@@ -112,6 +130,23 @@ Status encode_tensor_map_3d(const TensorMap3d& view, CUtensorMap* map) {
   const std::uint64_t strides[2] = {view.ld, view.batch > 1 ? view.batch_stride : view.ld};
   const std::uint32_t box[3] = {view.box_inner, view.box_outer, 1};
   return encode(view.base, view.dtype, 3, dims, strides, box, view.swizzle, map);
+}
+
+Status replace_tensor_map_address(CUtensorMap* map, const void* base) {
+  if (reinterpret_cast<std::uintptr_t>(base) % kTmaAlignmentBytes != 0) {
+    return {StatusCode::kInvalidValue, "TMA needs a 16-byte aligned base pointer"};
+  }
+  ReplaceAddressFn fn = replace_address_fn();
+  if (fn == nullptr) {
+    return {StatusCode::kCudaError,
+            "cuTensorMapReplaceAddress is not available from the CUDA driver"};
+  }
+  const CUresult r = fn(map, const_cast<void*>(base));
+  if (r != CUDA_SUCCESS) {
+    return {StatusCode::kCudaError, "cuTensorMapReplaceAddress failed with CUresult " +
+                                        std::to_string(static_cast<int>(r))};
+  }
+  return Status::success();
 }
 
 }  // namespace tcgemm

@@ -60,4 +60,8 @@ constexpr bool tma_stride_ok(std::uint64_t bytes) {
 Status encode_tensor_map(const TensorMap2d& view, CUtensorMap* map);
 Status encode_tensor_map_3d(const TensorMap3d& view, CUtensorMap* map);
 
+// Points an encoded map at another base address (cuTensorMapReplaceAddress):
+// host-only bit edits, no device access. `base` must be 16-byte aligned.
+Status replace_tensor_map_address(CUtensorMap* map, const void* base);
+
 }  // namespace tcgemm

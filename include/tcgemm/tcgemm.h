@@ -117,6 +117,13 @@ struct GemmOptions {
   // or alpha == 0, which only scale C) run no GEMM kernel, so they succeed
   // whatever kernel is named.
   std::string_view kernel;
+  // Batch-invariant results: row i of C has the same bits whatever M is
+  // (given the same row of A, the same B, K and dtypes), the property an
+  // inference server needs when it batches requests. The production family
+  // then never splits K and picks its config without looking at M (registry
+  // kernel "prod-invariant"); small-M problems get slower. Cannot be combined
+  // with a named kernel (kInvalidValue).
+  bool batch_invariant = false;
 };
 
 // Checks the arguments only (no device access): kInvalidValue naming the first

@@ -65,20 +65,29 @@ Status multiprocessor_count(int* count);
 }  // namespace hopper
 
 // The production family (src/kernels/prod/): every storage order, shape,
-// alignment and batch. `config` indexes the config table (prod/config.h);
-// a negative one lets the family's heuristic choose (prod/problem.h).
+// alignment and batch. `config` indexes the config table (prod/config.h),
+// the K split then the heuristic's best for it; kAutoConfig lets the
+// family's heuristic choose both (prod/problem.h), kInvariantConfig makes
+// the batch-invariant choice (no split, nothing that depends on M).
+inline constexpr int kAutoConfig = -1;
+inline constexpr int kInvariantConfig = -2;
 Status launch_prod(const GemmArgs& args, int config);
-// Bytes of workspace it repacks unaligned operands into (0 when none): 4 KiB
-// it leaves untouched (stream-K's flags) plus the copies. Taken from
+// Bytes of workspace the launch uses (0 when none): 4 KiB it leaves
+// untouched (stream-K's flags), then the repacked copies of operands TMA
+// cannot address and a K split's fp32 partial sums. Taken from
 // args.workspace when that is large enough, else allocated stream-ordered
 // for the call.
-std::size_t workspace_prod(const GemmArgs& args);
+std::size_t workspace_prod(const GemmArgs& args, int config);
 // The full launch configuration, one line (tcgemm::describe).
 std::string describe_prod(const GemmArgs& args, int config);
 
 template <int kConfig>
 Status launch_prod_config(const GemmArgs& args) {
   return launch_prod(args, kConfig);
+}
+template <int kConfig>
+std::size_t workspace_prod_config(const GemmArgs& args) {
+  return workspace_prod(args, kConfig);
 }
 template <int kConfig>
 std::string describe_prod_config(const GemmArgs& args) {

@@ -46,6 +46,8 @@
 #include <vector>
 
 #include "guarded_problem.h"
+#include "kernels/prod/config.h"
+#include "kernels/prod/launch.h"
 
 namespace tcgemm_test {
 namespace {
@@ -979,6 +981,56 @@ TEST_F(ProdBatch, BatchCountPast65535ComputesEveryEntry) {
   shared_b.batch_count = 70000;
   shared_b.beta = 1.0f;
   run_all({rows, shared_b}, "ProdBatch 70000 entries");
+}
+
+// ---- every config and K split, forced ----------------------------------------------------
+
+// Cases with several k-tiles, so that K splits of 2 or more happen: aligned
+// with beta 1; odd leading dimensions and offsets (repacked operands), fp32
+// out, beta 2; a batch over one B, alpha -1; M = 1.
+std::vector<GemmCase> split_cases() {
+  std::vector<GemmCase> cases;
+  std::uint64_t seed = 0x5e1170000;
+  for (const StorageOrder& o : kOrders) {
+    GemmCase c = make_case(136, 72, 200, o, DType::kBF16, DType::kBF16, ++seed);
+    c.beta = 1.0f;
+    cases.push_back(c);
+    c = make_case(57, 41, 300, o, DType::kFP16, DType::kFP32, ++seed);
+    c.lda_pad = c.ldb_pad = c.ldc_pad = 1;
+    c.a_offset = c.b_offset = c.c_offset = 1;
+    c.beta = 2.0f;
+    cases.push_back(c);
+    c = make_case(40, 24, 520, o, DType::kBF16, DType::kFP16, ++seed);
+    c.batch = BatchMode::kSharedB;
+    c.alpha = -1.0f;
+    cases.push_back(c);
+    c = make_case(1, 264, 392, o, DType::kBF16, DType::kBF16, ++seed);
+    cases.push_back(c);
+  }
+  return cases;
+}
+
+using ProdChoices = HopperTest;
+
+// Every row of the config table with no split, a split of 3 and one of 7
+// (fewer where K has fewer k-tiles), run through launch_choice: the five
+// checks of run_case, so each split's partial sums and their reduction are
+// exact on integer inputs and leave everything outside C untouched.
+TEST_F(ProdChoices, EveryConfigAndKSplitIsCorrect) {
+  const std::vector<GemmCase> cases = split_cases();
+  for (int config = 0; config < tcgemm::prod::kConfigCount; ++config) {
+    for (int splits : {1, 3, 7}) {
+      const tcgemm::prod::Choice choice{config, splits};
+      const std::string name =
+          std::string(tcgemm::prod::kConfigs[config].name) + " split " + std::to_string(splits);
+      const Backend backend{name,
+                            [choice](const GemmArgs& args) {
+                              return tcgemm::kernels::prod::launch_choice(args, choice);
+                            },
+                            false};
+      run_all(cases, "ProdChoices " + name, backend);
+    }
+  }
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "dispatch.h"
 #include "kernels/prod/config.h"
@@ -228,27 +229,122 @@ TEST(ProdProblem, CGoesDirectWhenFp32OrUnaligned) {
   EXPECT_EQ(tcgemm::prod::canonicalize(args).epilogue, EpiloguePath::kTmaStore);
 }
 
-TEST(ProdSelect, LargeProblemsTakeTheLargeTileAndTinyBatchesTheSmallOne) {
-  constexpr int kSms = 132;
-  const auto config_name = [&](const GemmArgs& args) {
-    return tcgemm::prod::kConfigs[tcgemm::prod::select_config(tcgemm::prod::canonicalize(args),
-                                                              kSms)]
-        .name;
-  };
-  EXPECT_EQ(config_name(problem(4096, 4096, 4096, kRow, kCol, kCol)), "prod-128x256");
-  EXPECT_EQ(config_name(problem(8192, 8192, 8192, kRow, kRow, kRow)), "prod-128x256");
+// An H200 as launch.cpp reads it: 132 SMs, 227 KiB of shared memory per
+// block, HBM3e at about 2 KiB per SM clock.
+tcgemm::prod::DeviceModel h200_model() {
+  return {.sm_count = 132, .smem_per_block = 232448, .memory_bytes_per_cycle = 2048.0};
+}
+
+const tcgemm::prod::TileConfig& tile_of(const tcgemm::prod::Choice& c) {
+  return tcgemm::prod::kConfigs[c.config].tile;
+}
+
+tcgemm::prod::Choice pick(const GemmArgs& args, bool invariant = false) {
+  return tcgemm::prod::select(tcgemm::prod::canonicalize(args), h200_model(), invariant);
+}
+
+std::string_view config_name(const GemmArgs& args) {
+  return tcgemm::prod::kConfigs[pick(args).config].name;
+}
+
+TEST(ProdSelect, LargeProblemsTakeTheLargeTileUnsplitAndTinyBatchesTheSmallOne) {
+  for (const GemmArgs& args :
+       {problem(4096, 4096, 4096, kRow, kCol, kCol), problem(8192, 8192, 8192, kRow, kRow, kRow),
+        problem(16384, 16384, 16384, kCol, kCol, kCol)}) {
+    EXPECT_EQ(config_name(args), "prod-128x256") << args.m;
+    EXPECT_EQ(pick(args).k_splits, 1) << args.m;
+  }
   GemmArgs batched = problem(2048, 2048, 2048, kRow, kCol, kCol);
   batched.batch_count = 8;
   EXPECT_EQ(config_name(batched), "prod-128x256");
+  EXPECT_EQ(pick(batched).k_splits, 1);
   GemmArgs tiny = problem(8, 64, 8, kRow, kCol, kCol, DType::kFP16, DType::kFP16);
   tiny.batch_count = 65536;
   EXPECT_EQ(config_name(tiny), "prod-64x64");
 }
 
+TEST(ProdSelect, SmallMSplitsKOnAThinTileAlongTheSmallDimension) {
+  for (std::int64_t m : {1, 16, 64}) {
+    // C column-major: the caller's M is the kernel's M; C row-major (x @ W^T
+    // in PyTorch): after the swap it is the kernel's N. Either way a split.
+    const tcgemm::prod::Choice col = pick(problem(m, 4096, 4096, kRow, kCol, kCol));
+    const tcgemm::prod::Choice row = pick(problem(m, 4096, 4096, kRow, kCol, kRow));
+    EXPECT_GT(col.k_splits, 1) << m;
+    EXPECT_GT(row.k_splits, 1) << m;
+    if (m <= 16) {
+      // The thinnest tile along the small dimension.
+      EXPECT_EQ(tile_of(col).bm, 64) << m;
+      EXPECT_EQ(tile_of(row).bn, 64) << m;
+    }
+  }
+  // Enough tiles to fill the device without one: no split.
+  EXPECT_EQ(pick(problem(128, 28672, 8192, kRow, kCol, kRow)).k_splits, 1);
+}
+
+TEST(ProdSelect, TheSplitsEstimateFallsWhenItFillsIdleSms) {
+  const auto p = tcgemm::prod::canonicalize(problem(16, 4096, 4096, kRow, kCol, kCol));
+  const int config = pick(problem(16, 4096, 4096, kRow, kCol, kCol)).config;
+  const double unsplit = tcgemm::prod::estimate_cycles(p, h200_model(), {config, 1});
+  const double split = tcgemm::prod::estimate_cycles(p, h200_model(), {config, 4});
+  EXPECT_LT(split, unsplit);
+  // On a square problem a split only adds partial sums.
+  const auto big = tcgemm::prod::canonicalize(problem(8192, 8192, 8192, kRow, kCol, kCol));
+  EXPECT_GT(tcgemm::prod::estimate_cycles(big, h200_model(), {0, 2}),
+            tcgemm::prod::estimate_cycles(big, h200_model(), {0, 1}));
+}
+
+TEST(ProdSelect, BatchInvariantChoicesIgnoreMAndNeverSplit) {
+  for (Layout c : {kRow, kCol}) {
+    const tcgemm::prod::Choice tall = pick(problem(4096, 4096, 4096, kRow, kCol, c), true);
+    for (std::int64_t m : {1, 7, 16, 128, 1000, 4096, 16384}) {
+      const tcgemm::prod::Choice choice = pick(problem(m, 4096, 4096, kRow, kCol, c), true);
+      EXPECT_EQ(choice, tall) << "m=" << m;
+      EXPECT_EQ(choice.k_splits, 1) << "m=" << m;
+    }
+  }
+  for (const auto& c : tcgemm::prod::candidates(
+           tcgemm::prod::canonicalize(problem(16, 4096, 4096, kRow, kCol, kCol)), h200_model(),
+           /*batch_invariant=*/true)) {
+    EXPECT_EQ(c.k_splits, 1);
+  }
+}
+
+TEST(ProdSelect, CandidatesFitTheDeviceAndSplitsLeaveNoSplitEmpty) {
+  tcgemm::prod::DeviceModel small = h200_model();
+  small.smem_per_block = 100 * 1024;  // a made-up part: only the 64 x 64 tile fits
+  const auto p = tcgemm::prod::canonicalize(problem(64, 4096, 4096, kRow, kCol, kCol));
+  for (const auto& c : tcgemm::prod::candidates(p, small)) {
+    EXPECT_LE(tcgemm::prod::smem_bytes(tile_of(c), 2), small.smem_per_block);
+  }
+  EXPECT_FALSE(tcgemm::prod::candidates(p, small).empty());
+  for (std::int64_t k : {1, 63, 64, 65, 200, 4093, 4096, 28672}) {
+    for (int s = 1; s <= 16; ++s) {
+      const int splits = tcgemm::prod::effective_splits(k, s);
+      const std::int64_t per = tcgemm::prod::k_tiles_per_split(k, s);
+      const std::int64_t k_tiles = (k + 63) / 64;
+      EXPECT_GE(splits, 1);
+      EXPECT_LE(splits, s);
+      EXPECT_GE(splits * per, k_tiles) << k << " " << s;        // every k-tile covered
+      EXPECT_LT((splits - 1) * per, k_tiles) << k << " " << s;  // the last split not empty
+    }
+  }
+}
+
+TEST(ProdSelect, PartialSumsAreSizedPerSplitAndBatchEntry) {
+  GemmArgs args = problem(16, 4096, 4096, kRow, kCol, kCol);
+  args.batch_count = 3;
+  args.a.stride = 16 * 4096;
+  args.b.stride = 0;
+  args.c.stride = 16 * 4096;
+  const auto p = tcgemm::prod::canonicalize(args);
+  EXPECT_EQ(tcgemm::prod::partials_bytes(p, 1), 0u);
+  EXPECT_EQ(tcgemm::prod::partials_bytes(p, 4), std::size_t{16} * 4096 * 3 * 4 * 4);
+}
+
 TEST(ProdDescribe, NamesTheConfigTheSwapAndEachOperandsPath) {
   GemmArgs args = problem(4095, 4097, 4093, kRow, kRow, kRow);
   const auto p = tcgemm::prod::canonicalize(args);
-  const std::string text = tcgemm::prod::to_string(tcgemm::prod::launch_config(p, 0));
+  const std::string text = tcgemm::prod::to_string(tcgemm::prod::launch_config(p, {0, 1}));
   EXPECT_NE(text.find("prod-128x256"), std::string::npos) << text;
   EXPECT_NE(text.find("BM=128 BN=256 BK=64"), std::string::npos) << text;
   EXPECT_NE(text.find("swapped"), std::string::npos) << text;
@@ -312,7 +408,7 @@ TEST(ProdDispatch, EveryStorageOrderAlignmentAndBatchClassIsServed) {
                 EXPECT_EQ(p.b.path, OperandPath::kRepack) << "variant " << variant;
                 EXPECT_EQ(p.epilogue, EpiloguePath::kDirect) << "variant " << variant;
               }
-              EXPECT_GT(tcgemm::prod::select_config(p, 132), -1);
+              EXPECT_GE(tcgemm::prod::select(p, h200_model()).config, 0);
             }
           }
         }

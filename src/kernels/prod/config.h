@@ -30,8 +30,8 @@ namespace tcgemm::prod {
 enum class Major : std::uint8_t { kK = 0, kMN = 1 };
 
 // The tile scheduler. Data-parallel: persistent clusters walk whole tiles of
-// every batch entry, a Hilbert curve inside each entry. (Stream-K comes with
-// issue 11's mid-size work.)
+// every batch entry, a Hilbert curve inside each entry. A K split is a
+// run-time choice on top of it (problem.h's Choice), not a config.
 enum class Scheduler : std::uint8_t { kDataParallel = 0 };
 
 // One kernel shape. A structural literal type: it is the kernel template's
@@ -98,6 +98,51 @@ inline constexpr std::array kConfigs = {
                 // One warpgroup issuing m64n64 wgmmas keeps the tensor cores
                 // under half busy.
                 40},
+    // Mid-size problems (one to four waves of 128 x 256 tiles): twice the
+    // tiles, so the last wave leaves fewer SMs idle; clusters of 2 with B
+    // multicast, a deeper ring.
+    ConfigEntry{"prod-128x128",
+                TileConfig{.bm = 128,
+                           .bn = 128,
+                           .bk = 64,
+                           .stages = 6,
+                           .consumers = 2,
+                           .cluster_m = 2,
+                           .c_cols = 64,
+                           .deferred_store = true},
+                "production: 128x128x64 tile, 6 stages, 2 consumers, cluster 2x1 with B multicast, "
+                "deferred TMA-store epilogue",
+                90},
+    // Small M (C column-major, M <= 64: the kernel's M is the caller's): one
+    // consumer's 64 rows against 256 columns, B (the weights) streamed
+    // through five stages, usually with a K split to fill the device.
+    ConfigEntry{"prod-64x256",
+                TileConfig{.bm = 64,
+                           .bn = 256,
+                           .bk = 64,
+                           .stages = 5,
+                           .consumers = 1,
+                           .cluster_m = 1,
+                           .c_cols = 128,
+                           .deferred_store = false},
+                "production: 64x256x64 tile, 5 stages, 1 consumer, no cluster, TMA-store epilogue "
+                "(small M)",
+                50},
+    // Small N after the swap (C row-major, M <= 64: the caller's M is the
+    // kernel's N): two consumers' 128 rows of A (the weights) against 64
+    // columns, eight stages deep.
+    ConfigEntry{"prod-128x64",
+                TileConfig{.bm = 128,
+                           .bn = 64,
+                           .bk = 64,
+                           .stages = 8,
+                           .consumers = 2,
+                           .cluster_m = 1,
+                           .c_cols = 64,
+                           .deferred_store = false},
+                "production: 128x64x64 tile, 8 stages, 2 consumers, no cluster, TMA-store epilogue "
+                "(small N)",
+                60},
 };
 
 inline constexpr int kConfigCount = static_cast<int>(kConfigs.size());

@@ -106,6 +106,23 @@ struct alignas(16) WorkItem {
   std::int32_t padding;
 };
 
+// The k-tiles [begin, end) of work entry `entry` (Params::batch_count) and
+// the batch entry its operands come from: every k-tile of batch `entry`
+// without a K split, else split entry % k_splits of batch entry / k_splits.
+struct KRange {
+  int begin;
+  int end;
+  std::int32_t batch;
+  __device__ __forceinline__ int count() const { return end - begin; }
+};
+
+__device__ __forceinline__ KRange k_range_of(const Params& p, std::int32_t entry) {
+  if (p.k_splits == 1) return {0, p.k_tiles, entry};
+  const int split = entry % p.k_splits;
+  const int begin = split * p.k_tiles_per_split;
+  return {begin, min(p.k_tiles, begin + p.k_tiles_per_split), entry / p.k_splits};
+}
+
 // The tile of work unit u (batch entries one after another, tile pairs of a
 // cluster along a Hilbert curve inside each entry) for cluster rank `rank`.
 template <typename S>
@@ -256,13 +273,15 @@ __global__ void __launch_bounds__(Shape<kConfig>::kThreads, Shape<kConfig>::kCta
         const WorkItem work = work_of<S>(u, units, units_per_batch, pairs_m, p.tiles_n, rank);
         const std::int32_t row = work.row;
         const std::int32_t col = work.col;
+        const KRange k_range = k_range_of(p, work.batch);
+        const std::int32_t batch = k_range.batch;
 
-        for (int kt = 0; kt < p.k_tiles; ++kt, ring.advance()) {
+        for (int kt = k_range.begin; kt < k_range.end; ++kt, ring.advance()) {
           // A fresh barrier's "previous" phase counts as complete: the first
           // pass waits on parity 1 and returns at once.
           ptx::mbarrier_wait_parity(&smem.empty[ring.slot], ring.phase ^ 1);
           std::uint64_t* full = &smem.full[ring.slot];
-          if (S::kHandOff && kt == 0) {
+          if (S::kHandOff && kt == k_range.begin) {
             ptx::mbarrier_arrive_expect_tx(full, S::kStageBytes + sizeof(WorkItem));
             ptx::st_async_16(&smem.work[ring.slot], static_cast<std::uint32_t>(row),
                              static_cast<std::uint32_t>(col),
@@ -274,7 +293,7 @@ __global__ void __launch_bounds__(Shape<kConfig>::kThreads, Shape<kConfig>::kCta
           // A batched operand's map is 3-D, a shared one's 2-D.
           const auto load_a = [&](TIn* dst, std::int32_t inner, std::int32_t outer) {
             if (p.a_batched != 0) {
-              ptx::tma_load_3d(dst, &map_a, full, inner, outer, work.batch);
+              ptx::tma_load_3d(dst, &map_a, full, inner, outer, batch);
             } else {
               ptx::tma_load_2d(dst, &map_a, full, inner, outer);
             }
@@ -283,12 +302,12 @@ __global__ void __launch_bounds__(Shape<kConfig>::kThreads, Shape<kConfig>::kCta
           const auto load_b = [&](TIn* dst, std::int32_t inner, std::int32_t outer) {
             if constexpr (S::kClusterM > 1) {
               if (p.b_batched != 0) {
-                ptx::tma_load_3d_multicast(dst, &map_b, full, inner, outer, work.batch, kAllCtas);
+                ptx::tma_load_3d_multicast(dst, &map_b, full, inner, outer, batch, kAllCtas);
               } else {
                 ptx::tma_load_2d_multicast(dst, &map_b, full, inner, outer, kAllCtas);
               }
             } else if (p.b_batched != 0) {
-              ptx::tma_load_3d(dst, &map_b, full, inner, outer, work.batch);
+              ptx::tma_load_3d(dst, &map_b, full, inner, outer, batch);
             } else {
               ptx::tma_load_2d(dst, &map_b, full, inner, outer);
             }
@@ -361,7 +380,11 @@ __global__ void __launch_bounds__(Shape<kConfig>::kThreads, Shape<kConfig>::kCta
                           p.tiles_n, rank);
       }
       int previous_slot = -1;
-      for (int kt = 0; kt < p.k_tiles; ++kt, ring.advance()) {
+      // The tile's k-tiles: all of them, or its split's share. With the
+      // hand-off the count is known once the first k-tile brings the work
+      // item (the loop condition reads it again).
+      int k_count = S::kHandOff ? 1 : k_range_of(p, work.batch).count();
+      for (int kt = 0; kt < k_count; ++kt, ring.advance()) {
         ptx::mbarrier_wait_parity(&smem.full[ring.slot], ring.phase);
         if (S::kHandOff && kt == 0) {
           // The work item travels with the tile's first k-tile. The proxy
@@ -370,6 +393,7 @@ __global__ void __launch_bounds__(Shape<kConfig>::kThreads, Shape<kConfig>::kCta
           // before the slot's release.
           work = smem.work[ring.slot];
           ptx::fence_proxy_async_shared();
+          k_count = k_range_of(p, work.batch).count();
         }
         ptx::wgmma_fence();
         const TIn* a_tile = smem.a[ring.slot] + consumer * tcgemm::prod::kWgmmaM * S::BK;

@@ -6,12 +6,15 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <mutex>
 #include <string>
 
 #include "kernels/kernels.h"
+#include "kernels/prod/launch.h"
 #include "kernels/prod/params.h"
 #include "kernels/prod/problem.h"
 #include "kernels/prod/repack.h"
+#include "kernels/prod/split_k.h"
 #include "sched/hilbert.h"
 #include "sched/tile_order.h"
 #include "tensor_map.h"
@@ -28,12 +31,18 @@ using tcgemm::prod::OperandPath;
 using tcgemm::prod::OperandView;
 using tcgemm::prod::Problem;
 
-// The config `config` names, or the dispatcher's choice when it is negative.
-Status resolve_config(const Problem& problem, int* config) {
-  if (*config >= 0) return Status::success();
-  int sms = 0;
-  if (Status s = hopper::multiprocessor_count(&sms); !s.ok()) return s;
-  *config = tcgemm::prod::select_config(problem, sms);
+using tcgemm::prod::Choice;
+
+// The choice `config` names (its best split), or the dispatcher's when it is
+// kAutoConfig (kInvariantConfig: the batch-invariant pick).
+Status resolve(const Problem& problem, int config, Choice* choice) {
+  tcgemm::prod::DeviceModel model;
+  if (Status s = prod::device_model(&model); !s.ok()) return s;
+  if (config >= 0) {
+    *choice = tcgemm::prod::select_split(problem, model, config);
+  } else {
+    *choice = tcgemm::prod::select(problem, model, config == kInvariantConfig);
+  }
   return Status::success();
 }
 
@@ -75,98 +84,200 @@ Status encode_operand(const OperandView& v, std::int64_t batch_count, std::uint3
   return encode_tensor_map_3d(view, map);
 }
 
+// Where a launch's scratch lives: the repacked operands (problem.h's
+// scratch layout), then the split-K partial sums, 256-byte aligned.
+struct ScratchLayout {
+  std::size_t partials_offset = 0;
+  std::size_t bytes = 0;
+};
+
+ScratchLayout scratch_layout(const Problem& problem, const Choice& choice) {
+  constexpr std::size_t kAlign = 256;
+  ScratchLayout l;
+  const std::size_t repack = tcgemm::prod::scratch_bytes(problem);
+  const std::size_t partials = tcgemm::prod::partials_bytes(problem, choice.k_splits);
+  l.partials_offset = (repack + kAlign - 1) / kAlign * kAlign;
+  l.bytes = partials > 0 ? l.partials_offset + partials : repack;
+  return l;
+}
+
 }  // namespace
 
-std::size_t workspace_prod(const GemmArgs& args) {
-  const std::size_t scratch = tcgemm::prod::scratch_bytes(tcgemm::prod::canonicalize(args));
+namespace prod {
+
+Status resolve_choice(const GemmArgs& args, int config, Choice* choice) {
+  return resolve(tcgemm::prod::canonicalize(args), config, choice);
+}
+
+bool config_of_kernel(std::string_view kernel_name, int* config) {
+  if (kernel_name == "prod") {
+    *config = kAutoConfig;
+    return true;
+  }
+  if (kernel_name == "prod-invariant") {
+    *config = kInvariantConfig;
+    return true;
+  }
+  for (int i = 0; i < tcgemm::prod::kConfigCount; ++i) {
+    if (kConfigs[i].name == kernel_name) {
+      *config = i;
+      return true;
+    }
+  }
+  return false;
+}
+
+namespace {
+
+// One device's attributes, queried (the clock-rate queries take hundreds of
+// microseconds on the H200's driver: they go through to the hardware).
+Status query_device_model(int device, tcgemm::prod::DeviceModel* model) {
+  int sms = 0;
+  int smem = 0;
+  int sm_khz = 0;
+  int memory_khz = 0;
+  int bus_bits = 0;
+  cudaError_t err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+  if (err == cudaSuccess) {
+    err = cudaDeviceGetAttribute(&smem, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
+  }
+  if (err == cudaSuccess) err = cudaDeviceGetAttribute(&sm_khz, cudaDevAttrClockRate, device);
+  if (err == cudaSuccess) {
+    err = cudaDeviceGetAttribute(&memory_khz, cudaDevAttrMemoryClockRate, device);
+  }
+  if (err == cudaSuccess) {
+    err = cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, device);
+  }
+  if (err != cudaSuccess) {
+    cudaGetLastError();
+    return {StatusCode::kCudaError,
+            std::string("prod: device attribute query failed: ") + cudaGetErrorString(err)};
+  }
+  model->sm_count = sms;
+  model->smem_per_block = static_cast<std::size_t>(smem);
+  // Double data rate: two transfers of bus_bits per memory clock.
+  model->memory_bytes_per_cycle = sm_khz > 0 ? 2.0 * memory_khz * (bus_bits / 8.0) / sm_khz : 0.0;
+  return Status::success();
+}
+
+// Devices whose model is cached after its first query (a device's
+// attributes do not change while the process runs); others are queried
+// every time.
+constexpr int kCachedDevices = 64;
+
+}  // namespace
+
+Status device_model(tcgemm::prod::DeviceModel* model) {
+  int device = 0;
+  if (const cudaError_t err = cudaGetDevice(&device); err != cudaSuccess) {
+    cudaGetLastError();
+    return {StatusCode::kCudaError,
+            std::string("prod: cudaGetDevice failed: ") + cudaGetErrorString(err)};
+  }
+  if (device < 0 || device >= kCachedDevices) return query_device_model(device, model);
+  static std::once_flag once[kCachedDevices];
+  static tcgemm::prod::DeviceModel models[kCachedDevices];
+  static Status statuses[kCachedDevices];
+  std::call_once(once[device],
+                 [device] { statuses[device] = query_device_model(device, &models[device]); });
+  *model = models[device];
+  return statuses[device];
+}
+
+std::size_t workspace_choice(const GemmArgs& args, Choice choice) {
+  const std::size_t scratch = scratch_layout(tcgemm::prod::canonicalize(args), choice).bytes;
   return scratch == 0 ? 0 : tcgemm::prod::kReservedWorkspaceBytes + scratch;
+}
+
+}  // namespace prod
+
+std::size_t workspace_prod(const GemmArgs& args, int config) {
+  Choice choice;
+  if (!prod::resolve_choice(args, config, &choice).ok()) return 0;
+  return prod::workspace_choice(args, choice);
 }
 
 std::string describe_prod(const GemmArgs& args, int config) {
   const Problem problem = tcgemm::prod::canonicalize(args);
-  if (!resolve_config(problem, &config).ok()) return "config unknown (no device to select by)";
-  return tcgemm::prod::to_string(tcgemm::prod::launch_config(problem, config));
+  Choice choice;
+  if (!resolve(problem, config, &choice).ok()) {
+    return "config unknown (no device to select by)";
+  }
+  return tcgemm::prod::to_string(tcgemm::prod::launch_config(problem, choice));
 }
 
 Status launch_prod(const GemmArgs& args, int config) {
+  Choice choice;
+  if (Status s = prod::resolve_choice(args, config, &choice); !s.ok()) {
+    return s;
+  }
+  return prod::launch_choice(args, choice);
+}
+
+Status prod::prepare(const GemmArgs& args, Choice choice, PreparedLaunch* out) {
   Problem problem = tcgemm::prod::canonicalize(args);
-  if (Status s = resolve_config(problem, &config); !s.ok()) return s;
-  const tcgemm::prod::ConfigEntry& entry = kConfigs[config];
+  const tcgemm::prod::ConfigEntry& entry = kConfigs[choice.config];
   const tcgemm::prod::TileConfig& tile = entry.tile;
   const GemmArgs& c = problem.args;
-  const bool tma_c = problem.epilogue == EpiloguePath::kTmaStore;
+  PreparedLaunch& prepared = *out;
+  prepared = PreparedLaunch{};
+  prepared.swapped = problem.swapped;
+  const int splits = tcgemm::prod::effective_splits(c.k, choice.k_splits);
+  // A split launch writes fp32 partial sums through the register epilogue;
+  // the reduction applies alpha and beta and writes C.
+  prepared.split = splits > 1;
+  prepared.tma_c = !prepared.split && problem.epilogue == EpiloguePath::kTmaStore;
   const bool c_batched = c.batch_count > 1;
 
-  prod::Launch launch{};
-  launch.stream = args.stream;
+  prod::Launch& launch = prepared.launch;
   launch.name = entry.name;
   prod::Params& p = launch.params;
-  p.c = c.c.ptr;
   p.ldc = c.c.ld;
   p.stride_c = c_batched ? c.c.stride : 0;
   p.m = c.m;
   p.n = c.n;
-  p.alpha = c.alpha;
-  p.beta = c.beta;
   p.tiles_m = sched::ceil_div(c.m, tile.bm);
   p.tiles_n = sched::ceil_div(c.n, tile.bn);
-  p.batch_count = c.batch_count;
+  p.batch_count = c.batch_count * splits;
   p.k_tiles = static_cast<int>(sched::ceil_div(c.k, tile.bk));
+  p.k_splits = splits;
+  p.k_tiles_per_split = static_cast<int>(tcgemm::prod::k_tiles_per_split(c.k, splits));
   p.a_batched = problem.a.shared ? 0 : 1;
   p.b_batched = problem.b.shared ? 0 : 1;
-  p.c_batched = c_batched ? 1 : 0;
+  p.c_batched = c_batched || prepared.split ? 1 : 0;
+  if (prepared.split) {
+    // Partial slice e = batch * splits + split, dense M x N.
+    p.ldc = c.m;
+    p.stride_c = c.m * c.n;
+  }
   if (sched::ceil_div(p.tiles_m, tile.cluster_m) * p.tiles_n > sched::HilbertOrder::kMaxItems) {
     return {StatusCode::kNotSupported,
             std::string(entry.name) + ": more tiles per batch entry than its order indexes"};
   }
-
-  // Everything that can fail comes before anything is enqueued; the first
-  // step binds the device context the tensor-map encoder needs.
-  const prod::Instance& instance = instances(c.a.dtype, c.c.dtype)[static_cast<std::size_t>(
-      prod::instance_index(config, problem.a.major, problem.b.major, tma_c))];
-  if (Status s = instance.prepare(launch); !s.ok()) return s;
-
-  // Scratch for the repacked operands: the caller's workspace past the
-  // region stream-K kernels keep their flags in, or stream-ordered memory
-  // freed after the launch.
-  const std::size_t scratch = tcgemm::prod::scratch_bytes(problem);
-  std::uint8_t* scratch_base = nullptr;
-  bool scratch_owned = false;
-  if (scratch > 0) {
-    if (args.workspace != nullptr &&
-        args.workspace_bytes >= tcgemm::prod::kReservedWorkspaceBytes + scratch) {
-      scratch_base =
-          static_cast<std::uint8_t*>(args.workspace) + tcgemm::prod::kReservedWorkspaceBytes;
-    } else {
-      void* allocation = nullptr;
-      const cudaError_t err = cudaMallocAsync(&allocation, scratch, args.stream);
-      if (err != cudaSuccess) {
-        cudaGetLastError();
-        return {StatusCode::kCudaError, std::string(entry.name) + ": cudaMallocAsync of " +
-                                            std::to_string(scratch) +
-                                            " bytes of repack scratch failed (pass a workspace of "
-                                            "tcgemm::workspace_size bytes to avoid it): " +
-                                            cudaGetErrorString(err)};
-      }
-      scratch_base = static_cast<std::uint8_t*>(allocation);
-      scratch_owned = true;
-    }
+  if (p.batch_count > INT32_MAX) {
+    return {StatusCode::kNotSupported, std::string(entry.name) + ": batch_count x K splits (" +
+                                           std::to_string(p.batch_count) +
+                                           ") past the 32-bit batch coordinate"};
   }
-  const auto finish = [&](Status status) {
-    if (scratch_owned) cudaFreeAsync(scratch_base, args.stream);
-    return status;
-  };
 
-  // The repacks' destinations become the operands the maps describe.
-  prod::RepackJob jobs[2];
-  int job_count = 0;
+  // The first step binds the device context the tensor-map encoder needs.
+  prepared.instance =
+      &instances(c.a.dtype, prepared.split ? DType::kFP32 : c.c.dtype)[static_cast<std::size_t>(
+          prod::instance_index(choice.config, problem.a.major, problem.b.major, prepared.tma_c))];
+  if (Status s = prepared.instance->prepare(launch); !s.ok()) return s;
+
+  const ScratchLayout layout = scratch_layout(problem, choice);
+  prepared.scratch_bytes = layout.bytes;
+  prepared.partials_offset = layout.partials_offset;
+  // A repacked operand's map describes its copy in scratch: encoded here at
+  // a stand-in aligned address, the copy's own set at enqueue.
   const std::size_t offsets[2] = {0, tcgemm::prod::scratch_offset_b(problem)};
+  const void* const kStandIn = reinterpret_cast<const void*>(std::uintptr_t{kTmaAlignmentBytes});
   for (int i = 0; i < 2; ++i) {
     OperandView* v = i == 0 ? &problem.a : &problem.b;
-    if (v->path != OperandPath::kRepack) continue;
-    prod::RepackJob& job = jobs[job_count++];
-    job.src = v->ptr;
-    job.dst = scratch_base + offsets[i];
+    prepared.tma_operand[i] = v->path == OperandPath::kTma;
+    if (prepared.tma_operand[i]) continue;
+    prod::RepackJob& job = prepared.jobs[i];
     job.inner = v->inner;
     job.outer = v->outer;
     job.ld = v->ld;
@@ -174,22 +285,23 @@ Status launch_prod(const GemmArgs& args, int config) {
     job.entries = v->shared ? 1 : c.batch_count;
     job.ld_dst = tcgemm::prod::repacked_ld(*v);
     job.stride_dst = tcgemm::prod::repacked_stride(*v);
-    v->ptr = job.dst;
+    prepared.repack_offset[i] = offsets[i];
+    v->ptr = kStandIn;
     v->ld = job.ld_dst;
     v->stride = job.stride_dst;
   }
   if (Status s = encode_operand(problem.a, c.batch_count, static_cast<std::uint32_t>(tile.bm),
                                 static_cast<std::uint32_t>(tile.bk), &launch.map_a);
       !s.ok()) {
-    return finish(s);
+    return s;
   }
   if (Status s = encode_operand(problem.b, c.batch_count,
                                 static_cast<std::uint32_t>(tile.bn / tile.cluster_m),
                                 static_cast<std::uint32_t>(tile.bk), &launch.map_b);
       !s.ok()) {
-    return finish(s);
+    return s;
   }
-  if (tma_c) {
+  if (prepared.tma_c) {
     // C column-major M x N; one box is 64 rows x c_cols columns.
     const auto m = static_cast<std::uint64_t>(c.m);
     const auto n = static_cast<std::uint64_t>(c.n);
@@ -204,13 +316,86 @@ Status launch_prod(const GemmArgs& args, int config) {
                   : encode_tensor_map(TensorMap2d{c.c.ptr, c.c.dtype, m, n, ldc, kCRows, box_cols,
                                                   CU_TENSOR_MAP_SWIZZLE_128B},
                                       &launch.map_c);
-    if (!s.ok()) return finish(s);
+    if (!s.ok()) return s;
   }
+  prod::SplitKReduction& reduction = prepared.reduction;
+  reduction.splits = splits;
+  reduction.c_dtype = c.c.dtype;
+  reduction.m = c.m;
+  reduction.n = c.n;
+  reduction.ldc = c.c.ld;
+  reduction.stride_c = c_batched ? c.c.stride : 0;
+  reduction.batch_count = c.batch_count;
+  return Status::success();
+}
 
-  for (int i = 0; i < job_count; ++i) {
-    if (Status s = prod::launch_repack(jobs[i], args.stream); !s.ok()) return finish(s);
+Status prod::enqueue(const PreparedLaunch& prepared, const RunOperands& run, void* scratch,
+                     cudaStream_t stream) {
+  PreparedLaunch l = prepared;  // the maps and jobs get this run's addresses
+  auto* const base = static_cast<std::uint8_t*>(scratch);
+  const void* operand[2] = {prepared.swapped ? run.b : run.a, prepared.swapped ? run.a : run.b};
+  CUtensorMap* maps[2] = {&l.launch.map_a, &l.launch.map_b};
+  for (int i = 0; i < 2; ++i) {
+    const void* address = operand[i];
+    if (!prepared.tma_operand[i]) {
+      l.jobs[i].src = operand[i];
+      l.jobs[i].dst = base + prepared.repack_offset[i];
+      address = l.jobs[i].dst;
+    }
+    if (Status s = replace_tensor_map_address(maps[i], address); !s.ok()) return s;
   }
-  return finish(instance.launch(launch));
+  if (prepared.tma_c) {
+    if (Status s = replace_tensor_map_address(&l.launch.map_c, run.c); !s.ok()) return s;
+  }
+  prod::Params& p = l.launch.params;
+  l.launch.stream = stream;
+  p.c = prepared.split ? base + prepared.partials_offset : run.c;
+  p.alpha = prepared.split ? 1.0f : run.alpha;
+  p.beta = prepared.split ? 0.0f : run.beta;
+  for (int i = 0; i < 2; ++i) {
+    if (prepared.tma_operand[i]) continue;
+    if (Status s = prod::launch_repack(l.jobs[i], stream); !s.ok()) return s;
+  }
+  if (Status s = prepared.instance->launch(l.launch); !s.ok() || !prepared.split) return s;
+  l.reduction.partials = static_cast<const float*>(p.c);
+  l.reduction.c = run.c;
+  l.reduction.alpha = run.alpha;
+  l.reduction.beta = run.beta;
+  return prod::launch_split_k_reduction(l.reduction, stream);
+}
+
+Status prod::launch_choice(const GemmArgs& args, Choice choice) {
+  PreparedLaunch prepared;
+  // Everything that can fail comes before anything is enqueued.
+  if (Status s = prod::prepare(args, choice, &prepared); !s.ok()) return s;
+  // Scratch for the repacked operands and the partial sums: the caller's
+  // workspace past the region stream-K kernels keep their flags in, or
+  // stream-ordered memory freed after the launch.
+  void* scratch = nullptr;
+  bool scratch_owned = false;
+  if (prepared.scratch_bytes > 0) {
+    if (args.workspace != nullptr &&
+        args.workspace_bytes >= tcgemm::prod::kReservedWorkspaceBytes + prepared.scratch_bytes) {
+      scratch = static_cast<std::uint8_t*>(args.workspace) + tcgemm::prod::kReservedWorkspaceBytes;
+    } else {
+      const cudaError_t err = cudaMallocAsync(&scratch, prepared.scratch_bytes, args.stream);
+      if (err != cudaSuccess) {
+        cudaGetLastError();
+        return {StatusCode::kCudaError, std::string(prepared.launch.name) +
+                                            ": cudaMallocAsync of " +
+                                            std::to_string(prepared.scratch_bytes) +
+                                            " bytes of scratch failed (pass a workspace of "
+                                            "tcgemm::workspace_size bytes to avoid it): " +
+                                            cudaGetErrorString(err)};
+      }
+      scratch_owned = true;
+    }
+  }
+  const Status status = prod::enqueue(
+      prepared, RunOperands{args.a.ptr, args.b.ptr, args.c.ptr, args.alpha, args.beta}, scratch,
+      args.stream);
+  if (scratch_owned) cudaFreeAsync(scratch, args.stream);
+  return status;
 }
 
 }  // namespace tcgemm::kernels

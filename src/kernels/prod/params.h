@@ -30,8 +30,14 @@ struct Params {
   float beta = 0.0f;
   std::int64_t tiles_m = 0;  // per batch entry
   std::int64_t tiles_n = 0;
+  // Batch entries times K splits: the kernel's work is tiles x batch_count
+  // "entries", entry e being batch e / k_splits, K split e % k_splits. With
+  // k_splits > 1, C is the fp32 partial sums (one M x N slice per entry,
+  // stride_c apart) that reduce_split_k (split_k.h) folds into the caller's C.
   std::int64_t batch_count = 1;
   int k_tiles = 0;
+  int k_splits = 1;
+  int k_tiles_per_split = 0;  // every split's share but the last's, which may be less
   // 1 when the operand has a matrix per batch entry (a 3-D tensor map, the
   // batch index its third coordinate); 0 when one matrix serves them all (a
   // 2-D map).

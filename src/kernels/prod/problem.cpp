@@ -107,33 +107,163 @@ std::size_t scratch_bytes(const Problem& problem) {
   return scratch_offset_b(problem) + repacked_bytes(problem.b, problem.args.batch_count);
 }
 
-int select_config(const Problem& problem, int sm_count) {
+int effective_splits(std::int64_t k, int k_splits) {
+  const std::int64_t k_tiles = sched::ceil_div(k, std::int64_t{kChunk});
+  const std::int64_t per = sched::ceil_div(k_tiles, std::clamp<std::int64_t>(k_splits, 1, k_tiles));
+  return static_cast<int>(sched::ceil_div(k_tiles, per));
+}
+
+std::int64_t k_tiles_per_split(std::int64_t k, int k_splits) {
+  return sched::ceil_div(sched::ceil_div(k, std::int64_t{kChunk}),
+                         std::int64_t{effective_splits(k, k_splits)});
+}
+
+std::size_t partials_bytes(const Problem& problem, int k_splits) {
   const GemmArgs& a = problem.args;
-  int best = 0;
-  double best_cost = std::numeric_limits<double>::infinity();
+  const int splits = effective_splits(a.k, k_splits);
+  if (splits == 1) return 0;
+  return static_cast<std::size_t>(a.m) * static_cast<std::size_t>(a.n) *
+         static_cast<std::size_t>(a.batch_count) * static_cast<std::size_t>(splits) * sizeof(float);
+}
+
+namespace {
+
+// sm_90's dense 16-bit tensor-core rate per SM (1024 FMAs per clock): the
+// 128 x 256 config's throughput_pct of 100.
+constexpr double kTensorFlopsPerSmCycle = 4096.0;
+// L2 bandwidth over DRAM bandwidth, an estimate for Hopper parts (the tile
+// loads of a wave hit L2; only unique bytes reach DRAM).
+constexpr double kL2OverDram = 2.0;
+// Fixed costs, in SM cycles: a persistent CTA's first pipeline fill (about
+// one DRAM latency), a tile's epilogue hand-off, and a second kernel launch
+// back to back on the stream (the split-K reduction).
+constexpr double kFillCycles = 2000.0;
+constexpr double kTileCycles = 400.0;
+constexpr double kLaunchCycles = 3000.0;
+// Splits tried: up to what fills every CTA slot twice, at most this many.
+constexpr int kMaxSplits = 16;
+
+std::int64_t padded_tiles(const GemmArgs& a, const TileConfig& t) {
+  const std::int64_t tiles_m = round_up(sched::ceil_div(a.m, t.bm), t.cluster_m);
+  return tiles_m * sched::ceil_div(a.n, t.bn) * a.batch_count;
+}
+
+bool fits(const TileConfig& t, const Problem& problem, const DeviceModel& device) {
+  return smem_bytes(t, static_cast<int>(size_of(problem.args.c.dtype))) <= device.smem_per_block;
+}
+
+}  // namespace
+
+double estimate_cycles(const Problem& problem, const DeviceModel& device, Choice choice) {
+  const GemmArgs& a = problem.args;
+  const ConfigEntry& entry = kConfigs[choice.config];
+  const TileConfig& t = entry.tile;
+  const int splits = effective_splits(a.k, choice.k_splits);
+  const std::int64_t k_per_split = k_tiles_per_split(a.k, splits) * t.bk;
+  const std::int64_t units = padded_tiles(a, t) * splits;
+  const std::int64_t slots = std::int64_t{std::max(device.sm_count, 1)} * t.ctas_per_sm;
+  const std::int64_t waves = sched::ceil_div(units, slots);
+  // Tensor cores: each wave runs one unit per CTA slot; ctas_per_sm CTAs
+  // share an SM's throughput_pct.
+  const double unit_flops = 2.0 * t.bm * t.bn * static_cast<double>(k_per_split);
+  const double sm_rate = kTensorFlopsPerSmCycle * entry.throughput_pct / 100.0;
+  const double compute = static_cast<double>(waves) * unit_flops * t.ctas_per_sm / sm_rate;
+  // Memory: unique operand bytes and C (read too when beta != 0) over DRAM,
+  // plus the partial sums written and read back; every unit's tile loads
+  // over L2.
+  const double in_bytes = static_cast<double>(size_of(a.a.dtype));
+  const double out_bytes = static_cast<double>(size_of(a.c.dtype));
+  const double batch = static_cast<double>(a.batch_count);
+  const double mn = static_cast<double>(a.m) * static_cast<double>(a.n) * batch;
+  const double a_bytes = static_cast<double>(a.m) * static_cast<double>(a.k) * in_bytes *
+                         (problem.a.shared ? 1.0 : batch);
+  const double b_bytes = static_cast<double>(a.k) * static_cast<double>(a.n) * in_bytes *
+                         (problem.b.shared ? 1.0 : batch);
+  const double c_bytes = mn * out_bytes * (a.beta != 0.0f ? 2.0 : 1.0);
+  const double partial_bytes = splits > 1 ? 2.0 * mn * splits * sizeof(float) : 0.0;
+  const double dram =
+      (a_bytes + b_bytes + c_bytes + partial_bytes) / std::max(device.memory_bytes_per_cycle, 1.0);
+  const double l2 = static_cast<double>(units) * (t.bm + t.bn) * static_cast<double>(k_per_split) *
+                    in_bytes / (std::max(device.memory_bytes_per_cycle, 1.0) * kL2OverDram);
+  double cycles =
+      std::max({compute, dram, l2}) + kFillCycles + static_cast<double>(waves) * kTileCycles;
+  if (splits > 1) cycles += kLaunchCycles;
+  return cycles;
+}
+
+std::vector<Choice> candidates(const Problem& problem, const DeviceModel& device,
+                               bool batch_invariant) {
+  const GemmArgs& a = problem.args;
+  std::vector<Choice> out;
   for (int i = 0; i < kConfigCount; ++i) {
     const TileConfig& t = kConfigs[i].tile;
-    // Tiles per entry, rounded up to whole clusters along M; a wave is one
-    // tile on every resident CTA (ctas_per_sm of them share an SM).
-    const std::int64_t tiles_m = round_up(sched::ceil_div(a.m, t.bm), t.cluster_m);
-    const std::int64_t tiles = tiles_m * sched::ceil_div(a.n, t.bn) * a.batch_count;
-    const std::int64_t waves = sched::ceil_div(tiles, std::max(sm_count, 1) * t.ctas_per_sm);
-    // A wave's padded work per SM (in M x N elements, K being common to all
-    // configs) at the config's rate per SM. An estimate that tcgemm-tune
-    // replaces with measurements (issue 11).
-    const double cost = static_cast<double>(waves) * t.bm * t.bn * t.ctas_per_sm * 100.0 /
-                        static_cast<double>(kConfigs[i].throughput_pct);
-    if (cost < best_cost) {
-      best_cost = cost;
-      best = i;
+    if (!fits(t, problem, device)) continue;
+    const std::int64_t tiles = padded_tiles(a, t);
+    const std::int64_t slots = std::int64_t{std::max(device.sm_count, 1)} * t.ctas_per_sm;
+    // More splits than fill every slot twice only add partial sums.
+    const int max_splits = batch_invariant ? 1
+                                           : static_cast<int>(std::clamp<std::int64_t>(
+                                                 sched::ceil_div(2 * slots, tiles), 1, kMaxSplits));
+    int previous = 0;
+    for (int s = 1; s <= max_splits; ++s) {
+      const int splits = effective_splits(a.k, s);
+      if (splits == previous) continue;  // the same launch as the last
+      previous = splits;
+      out.push_back({i, splits});
+    }
+  }
+  // A device model whose shared memory fits no config (a made-up one) still
+  // gets the first row: the launch will say what is wrong.
+  if (out.empty()) out.push_back({0, 1});
+  return out;
+}
+
+namespace {
+
+// The candidate of least estimate among those `keep` accepts.
+template <typename Keep>
+Choice least_estimate(const Problem& problem, const DeviceModel& device, Keep keep) {
+  Choice best{};
+  double best_cycles = std::numeric_limits<double>::infinity();
+  for (const Choice& c : candidates(problem, device)) {
+    if (!keep(c)) continue;
+    const double cycles = estimate_cycles(problem, device, c);
+    if (cycles < best_cycles) {
+      best_cycles = cycles;
+      best = c;
     }
   }
   return best;
 }
 
-LaunchConfig launch_config(const Problem& problem, int config) {
+}  // namespace
+
+Choice select_split(const Problem& problem, const DeviceModel& device, int config) {
+  Choice c =
+      least_estimate(problem, device, [&](const Choice& each) { return each.config == config; });
+  // A config whose shared memory the model says does not fit runs unsplit
+  // (and its launch reports the failure).
+  if (c.config != config) c = {config, 1};
+  return c;
+}
+
+Choice select(const Problem& problem, const DeviceModel& device, bool batch_invariant) {
+  if (batch_invariant) {
+    // Pick as for a tall problem of the same N and K: the caller's M is the
+    // kernel's N after the C^T = B^T A^T swap.
+    Problem tall = problem;
+    (problem.swapped ? tall.args.n : tall.args.m) = 4096;
+    Choice c = select(tall, device, /*batch_invariant=*/false);
+    c.k_splits = 1;
+    return c;
+  }
+  return least_estimate(problem, device, [](const Choice&) { return true; });
+}
+
+LaunchConfig launch_config(const Problem& problem, Choice choice) {
   LaunchConfig l;
-  l.config = config;
+  l.config = choice.config;
+  l.k_splits = effective_splits(problem.args.k, choice.k_splits);
   l.swapped = problem.swapped;
   l.a_major = problem.a.major;
   l.b_major = problem.b.major;
@@ -168,7 +298,9 @@ std::string to_string(const LaunchConfig& l) {
       " BK=" + std::to_string(t.bk) + " stages=" + std::to_string(t.stages) +
       " consumers=" + std::to_string(t.consumers) + " cluster=" + std::to_string(t.cluster_m) +
       "x1" + (t.cluster_m > 1 ? " multicast=B" : "") + " ctas/SM=" + std::to_string(t.ctas_per_sm) +
-      " scheduler=" + (t.scheduler == Scheduler::kDataParallel ? "data-parallel(hilbert)" : "?");
+      " scheduler=data-parallel(hilbert)" +
+      (l.k_splits > 1 ? " split-k=" + std::to_string(l.k_splits) + "(fp32 partials, reduced)"
+                      : std::string());
   s += std::string(" in=") + std::string(tcgemm::to_string(l.in)) +
        " out=" + std::string(tcgemm::to_string(l.out));
   s += std::string(l.swapped ? " swapped(C^T=B^T*A^T)" : "") + " a=" + name(l.a_major) + "/" +

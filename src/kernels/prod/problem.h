@@ -8,6 +8,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "kernels/prod/config.h"
 
@@ -25,7 +27,8 @@ enum class EpiloguePath : std::uint8_t {
 };
 
 struct LaunchConfig {
-  int config = 0;        // index into kConfigs
+  int config = 0;  // index into kConfigs
+  int k_splits = 1;
   bool swapped = false;  // C^T = B^T A^T (C was row-major)
   Major a_major = Major::kK;
   Major b_major = Major::kK;
@@ -85,13 +88,60 @@ std::size_t scratch_offset_b(const Problem& problem);
 // kStreamKFlagBytes), zero between calls, so one workspace serves both.
 inline constexpr std::size_t kReservedWorkspaceBytes = 4096;
 
-// The table row (index into kConfigs) the dispatcher runs `problem` with on
-// a device of `sm_count` SMs: the least estimated time, counting each
-// config's padded tile work per wave (tiles are rounded up to whole clusters)
-// at its relative throughput.
-int select_config(const Problem& problem, int sm_count);
+// What the heuristic weighs about the device: read from it by launch.cpp
+// (cudaDeviceGetAttribute), made up by the host tests.
+struct DeviceModel {
+  int sm_count = 0;
+  std::size_t smem_per_block = 0;     // opt-in dynamic shared memory per block, bytes
+  double memory_bytes_per_cycle = 0;  // DRAM bandwidth of the whole device per SM clock
+};
+
+// One way to run a problem on the family: a table row and a K split. With
+// k_splits > 1 each tile's K range is cut into k_splits parts run as separate
+// work units, their fp32 partial sums reduced into C after (split_k.h).
+struct Choice {
+  int config = 0;    // index into kConfigs
+  int k_splits = 1;  // >= 1; 1 is a plain data-parallel launch
+
+  constexpr bool operator==(const Choice&) const = default;
+};
+
+// The split a launch really runs with: k_splits at most the k-tiles there
+// are, lowered until every split has at least one k-tile.
+int effective_splits(std::int64_t k, int k_splits);
+std::int64_t k_tiles_per_split(std::int64_t k, int k_splits);
+
+// The fp32 partial sums a split-K launch writes: M x N per batch entry and
+// split; 0 without a split.
+std::size_t partials_bytes(const Problem& problem, int k_splits);
+
+// Every choice the family can run the problem with on the device (configs
+// whose shared memory fits, splits from 1 up to what could fill the device):
+// what tcgemm-tune times and the heuristic scores. Never empty. With
+// `batch_invariant`, only k_splits == 1.
+std::vector<Choice> candidates(const Problem& problem, const DeviceModel& device,
+                               bool batch_invariant = false);
+
+// The heuristic's estimate of a choice's run time, in SM clock cycles: the
+// slower of the tensor-core time (waves of padded tile work at the config's
+// rate) and the memory time (the operands, C and any partial sums over DRAM;
+// every tile's operand loads over L2), plus the fixed costs of a wave, a
+// pipeline fill and, for a split, the reduction pass. Relative, not absolute:
+// it only has to rank choices.
+double estimate_cycles(const Problem& problem, const DeviceModel& device, Choice choice);
+
+// The heuristic's pick: the candidate of least estimate_cycles. With
+// `batch_invariant`, the choice cannot depend on the caller's M: no split,
+// and the config the heuristic would pick for a tall problem (M = 4096) of
+// the same N and K, so each row of C comes out of the same kernel, with the
+// same summation order, whatever M is.
+Choice select(const Problem& problem, const DeviceModel& device, bool batch_invariant = false);
+
+// The heuristic's best K split for table row `config` (a kernel named by the
+// caller: "prod-128x128").
+Choice select_split(const Problem& problem, const DeviceModel& device, int config);
 
 // The whole launch description (for describe() and the bench).
-LaunchConfig launch_config(const Problem& problem, int config);
+LaunchConfig launch_config(const Problem& problem, Choice choice);
 
 }  // namespace tcgemm::prod

@@ -1,0 +1,69 @@
+// tcgemm::GemmPlan: a GEMM planned once (kernel, config, tensor maps,
+// workspace) and run many times with new pointers at the least host cost.
+#pragma once
+
+#include <tcgemm/tcgemm.h>
+
+#include <cstddef>
+#include <memory>
+
+namespace tcgemm {
+
+// A GEMM planned once and run many times, in the spirit of cuBLASLt's
+// matmul descriptors and CUTLASS's can_implement / initialize / run: create()
+// does everything gemm() does before it enqueues (validation, the kernel and
+// config choice, device queries, tensor-map encoding, workspace sizing);
+// run() then takes new pointers and scalars and only enqueues.
+//
+//   tcgemm::GemmPlan plan;
+//   tcgemm::Status s = tcgemm::GemmPlan::create(args, {}, &plan);  // once
+//   s = plan.run(a, b, c, 1.0f, 0.0f, stream);                     // per call
+//
+// run() makes no allocation, no synchronization and no device or driver
+// query, so it may be captured in a CUDA graph. The plan remembers
+// everything about the problem except the data: M, N, K, batch count,
+// dtypes, layouts, leading dimensions and batch strides are fixed, and the
+// pointers given to run() must keep the alignment class of those in the
+// args the plan was made with (16-byte aligned where those were; otherwise
+// element-aligned), else run() returns kInvalidValue and enqueues nothing.
+// A plan whose kernel needs scratch (workspace_size() > 0) owns a zeroed
+// workspace of that size, allocated by create(); run() uses the caller's
+// workspace instead when one of at least workspace_size() bytes is given.
+// Runs of one plan on different streams that may overlap need a workspace
+// each. A plan is movable, not copyable; destroying it frees its workspace
+// (cudaFree: synchronizes the device).
+class GemmPlan {
+ public:
+  GemmPlan();
+  ~GemmPlan();
+  GemmPlan(GemmPlan&&) noexcept;
+  GemmPlan& operator=(GemmPlan&&) noexcept;
+  GemmPlan(const GemmPlan&) = delete;
+  GemmPlan& operator=(const GemmPlan&) = delete;
+
+  // Plans args (its pointers are read for their alignment only; alpha,
+  // beta, stream and workspace are ignored: run() takes them). The errors
+  // gemm(args, options) would return, plus kCudaError when the owned
+  // workspace cannot be allocated. On error *plan is left empty.
+  static Status create(const GemmArgs& args, const GemmOptions& options, GemmPlan* plan);
+
+  // C = alpha * A * B + beta * C on `stream` with the planned problem.
+  // kInvalidValue (naming the argument) for a null or misaligned pointer,
+  // non-finite alpha or beta, a workspace that is too small or misaligned,
+  // or an empty plan; kCudaError when a launch fails.
+  Status run(const void* a, const void* b, void* c, float alpha, float beta,
+             cudaStream_t stream = nullptr, void* workspace = nullptr,
+             std::size_t workspace_bytes = 0) const;
+
+  bool empty() const;
+  // Bytes of scratch the planned kernel uses (0: none).
+  std::size_t workspace_size() const;
+  // The registry kernel and the launch configuration (as describe()).
+  const Description& description() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace tcgemm

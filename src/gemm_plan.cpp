@@ -1,0 +1,161 @@
+// tcgemm::GemmPlan: gemm()'s host work done once. create() runs the
+// dispatcher and the production family's prepare step (kernels/prod/
+// launch.h); run() patches the addresses into a copy of the prepared launch
+// and enqueues it.
+#include <tcgemm/gemm_plan.h>
+#include <tcgemm/registry.h>
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <utility>
+
+#include "dispatch.h"
+#include "kernels/kernels.h"
+#include "kernels/prod/launch.h"
+#include "tensor_map.h"
+
+namespace tcgemm {
+
+struct GemmPlan::State {
+  enum class Kind { kNothing, kScale, kProd };
+  Kind kind = Kind::kNothing;
+  GemmArgs args;  // the planned problem (pointers and scalars replaced per run)
+  kernels::prod::PreparedLaunch prepared;
+  Description description;
+  bool aligned[3] = {false, false, false};  // A, B, C must be 16-byte aligned
+  std::size_t workspace_bytes = 0;          // what run() needs, reserved bytes included
+  void* owned_workspace = nullptr;
+
+  ~State() {
+    if (owned_workspace != nullptr) cudaFree(owned_workspace);
+  }
+};
+
+GemmPlan::GemmPlan() = default;
+GemmPlan::~GemmPlan() = default;
+GemmPlan::GemmPlan(GemmPlan&&) noexcept = default;
+GemmPlan& GemmPlan::operator=(GemmPlan&&) noexcept = default;
+
+Status GemmPlan::create(const GemmArgs& args, const GemmOptions& options, GemmPlan* plan) {
+  if (plan == nullptr) return {StatusCode::kInvalidValue, "plan is a null pointer"};
+  plan->state_.reset();
+  const KernelChoice choice = choose_for_call(args, options, /*unlimited_workspace=*/true);
+  if (!choice.status.ok()) return choice.status;
+  auto state = std::make_unique<State>();
+  state->args = args;
+  if (choice.kernel == nullptr) {
+    // A BLAS quick return: nothing (M or N is 0) or C = beta * C.
+    state->kind = args.m == 0 || args.n == 0 ? State::Kind::kNothing : State::Kind::kScale;
+    state->description.config = state->kind == State::Kind::kNothing
+                                    ? "no kernel: nothing to compute (BLAS quick return)"
+                                    : "no GEMM kernel: C = beta * C (K or alpha is 0)";
+    plan->state_ = std::move(state);
+    return Status::success();
+  }
+  int config = 0;
+  if (!kernels::prod::config_of_kernel(choice.kernel->name, &config)) {
+    return {StatusCode::kNotSupported,
+            "GemmPlan: plans are made for the production family ('prod', 'prod-invariant', "
+            "'prod-<tile>'); '" +
+                std::string(choice.kernel->name) + "' runs through tcgemm::gemm only"};
+  }
+  prod::Choice prod_choice;
+  if (Status s = kernels::prod::resolve_choice(args, config, &prod_choice); !s.ok()) return s;
+  if (Status s = kernels::prod::prepare(args, prod_choice, &state->prepared); !s.ok()) return s;
+  state->kind = State::Kind::kProd;
+  state->description.kernel = std::string(choice.kernel->name);
+  state->description.config =
+      prod::to_string(prod::launch_config(prod::canonicalize(args), prod_choice));
+  const kernels::prod::PreparedLaunch& p = state->prepared;
+  // Canonical operand 0 is the caller's A unless C^T = B^T A^T swapped them.
+  state->aligned[0] = p.tma_operand[p.swapped ? 1 : 0];
+  state->aligned[1] = p.tma_operand[p.swapped ? 0 : 1];
+  state->aligned[2] = p.tma_c;
+  if (p.scratch_bytes > 0) {
+    state->workspace_bytes = prod::kReservedWorkspaceBytes + p.scratch_bytes;
+    cudaError_t err = cudaMalloc(&state->owned_workspace, state->workspace_bytes);
+    if (err == cudaSuccess) err = cudaMemset(state->owned_workspace, 0, state->workspace_bytes);
+    if (err != cudaSuccess) {
+      cudaGetLastError();
+      return {StatusCode::kCudaError, "GemmPlan: allocating its " +
+                                          std::to_string(state->workspace_bytes) +
+                                          "-byte workspace failed: " + cudaGetErrorString(err)};
+    }
+  }
+  plan->state_ = std::move(state);
+  return Status::success();
+}
+
+namespace {
+
+Status check_pointer(const char* name, const void* ptr, DType dtype, bool tma_aligned) {
+  if (ptr == nullptr) return {StatusCode::kInvalidValue, std::string(name) + " is a null pointer"};
+  const auto address = reinterpret_cast<std::uintptr_t>(ptr);
+  if (address % size_of(dtype) != 0) {
+    return {StatusCode::kInvalidValue, std::string(name) + " is not aligned to its " +
+                                           std::to_string(size_of(dtype)) + "-byte element"};
+  }
+  if (tma_aligned && address % kTmaAlignmentBytes != 0) {
+    return {StatusCode::kInvalidValue,
+            std::string(name) +
+                " is not 16-byte aligned, but the plan was made for a 16-byte-aligned " + name +
+                " (streamed by TMA): make a plan with this pointer's alignment"};
+  }
+  return Status::success();
+}
+
+}  // namespace
+
+Status GemmPlan::run(const void* a, const void* b, void* c, float alpha, float beta,
+                     cudaStream_t stream, void* workspace, std::size_t workspace_bytes) const {
+  if (!state_) return {StatusCode::kInvalidValue, "the plan is empty (GemmPlan::create failed)"};
+  const State& s = *state_;
+  if (!std::isfinite(alpha)) return {StatusCode::kInvalidValue, "alpha is not finite"};
+  if (!std::isfinite(beta)) return {StatusCode::kInvalidValue, "beta is not finite"};
+  if (s.kind == State::Kind::kNothing) return Status::success();
+  if (Status st = check_pointer("c", c, s.args.c.dtype, s.aligned[2]); !st.ok()) return st;
+  const bool reads_inputs = s.kind == State::Kind::kProd && alpha != 0.0f;
+  if (reads_inputs) {
+    if (Status st = check_pointer("a", a, s.args.a.dtype, s.aligned[0]); !st.ok()) return st;
+    if (Status st = check_pointer("b", b, s.args.b.dtype, s.aligned[1]); !st.ok()) return st;
+  }
+  if (!reads_inputs) {
+    // C = beta * C (K == 0 in the plan, or alpha == 0 in this run).
+    if (beta == 1.0f) return Status::success();
+    GemmArgs args = s.args;
+    args.c.ptr = c;
+    args.beta = beta;
+    args.stream = stream;
+    return kernels::launch_scale_c(args);
+  }
+  void* scratch = nullptr;
+  if (s.workspace_bytes > 0) {
+    void* base = s.owned_workspace;
+    if (workspace != nullptr) {
+      if (reinterpret_cast<std::uintptr_t>(workspace) % kWorkspaceAlignment != 0) {
+        return {StatusCode::kInvalidValue, "workspace is not 256-byte aligned"};
+      }
+      if (workspace_bytes < s.workspace_bytes) {
+        return {StatusCode::kInvalidValue,
+                "workspace_bytes=" + std::to_string(workspace_bytes) + " is less than the " +
+                    std::to_string(s.workspace_bytes) + " the plan needs (workspace_size())"};
+      }
+      base = workspace;
+    }
+    scratch = static_cast<std::uint8_t*>(base) + prod::kReservedWorkspaceBytes;
+  }
+  return kernels::prod::enqueue(s.prepared, kernels::prod::RunOperands{a, b, c, alpha, beta},
+                                scratch, stream);
+}
+
+bool GemmPlan::empty() const { return !state_; }
+
+std::size_t GemmPlan::workspace_size() const { return state_ ? state_->workspace_bytes : 0; }
+
+const Description& GemmPlan::description() const {
+  static const Description kEmpty{{StatusCode::kInvalidValue, "empty plan"}, "", ""};
+  return state_ ? state_->description : kEmpty;
+}
+
+}  // namespace tcgemm

@@ -1,0 +1,80 @@
+// The production family's launch entry points below the registry's (which
+// take a config index, kernels.h): run one exact Choice, for tcgemm-tune and
+// the tuned table, and read the device facts the heuristic weighs.
+#pragma once
+
+#include <tcgemm/tcgemm.h>
+
+#include <cstddef>
+#include <string_view>
+
+#include "kernels/prod/params.h"
+#include "kernels/prod/problem.h"
+#include "kernels/prod/repack.h"
+#include "kernels/prod/split_k.h"
+
+namespace tcgemm::kernels::prod {
+
+// The current device as the heuristic sees it (cudaDeviceGetAttribute).
+Status device_model(tcgemm::prod::DeviceModel* model);
+
+// The choice a registry entry of the family makes for `args`: `config` as
+// kernels.h's launch_prod takes it (a table row, kAutoConfig or
+// kInvariantConfig). Reads the device (and the tuned table).
+Status resolve_choice(const GemmArgs& args, int config, tcgemm::prod::Choice* choice);
+
+// The `config` argument of the family's registry entry named `kernel_name`
+// ("prod", "prod-invariant", "prod-128x256", ...); false for other kernels.
+bool config_of_kernel(std::string_view kernel_name, int* config);
+
+// Runs `args` with exactly `choice` (its config and K split), as gemm would
+// otherwise; validate(args) must have passed and M, N, K > 0. A choice whose
+// config does not fit the device fails at the launch (kCudaError).
+Status launch_choice(const GemmArgs& args, tcgemm::prod::Choice choice);
+
+// The workspace launch_choice(args, choice) uses (kernels.h's workspace_prod).
+std::size_t workspace_choice(const GemmArgs& args, tcgemm::prod::Choice choice);
+
+// A launch with everything but its addresses worked out: the instance (its
+// shared-memory limit set, its grid sized), the tensor maps encoded, the
+// repack and split-K jobs sized. What a GemmPlan holds; enqueue() gives it
+// the addresses of one run. Canonical operand 0 is the caller's A, 1 its B
+// (the other way round when `swapped`).
+struct PreparedLaunch {
+  Launch launch{};
+  const Instance* instance = nullptr;
+  bool swapped = false;
+  bool tma_operand[2] = {true, true};  // streamed by TMA from the caller's memory (else repacked)
+  RepackJob jobs[2];                   // a repacked operand's copy, addresses set per run
+  std::size_t repack_offset[2] = {0, 0};
+  bool tma_c = false;  // C stored by TMA (its map's address set per run)
+  bool split = false;  // K split: partial sums, then the reduction
+  std::size_t partials_offset = 0;
+  SplitKReduction reduction;
+  // Scratch bytes the launch uses past kReservedWorkspaceBytes (0: none).
+  std::size_t scratch_bytes = 0;
+};
+
+// Everything that can fail before a launch (a clear status, nothing
+// enqueued): validate(args) must have passed, M, N, K > 0. Pointers in args
+// matter only for the alignment they have (problem.h's canonicalize).
+Status prepare(const GemmArgs& args, tcgemm::prod::Choice choice, PreparedLaunch* prepared);
+
+// The caller's pointers and scalars for one run of a prepared launch.
+struct RunOperands {
+  const void* a = nullptr;
+  const void* b = nullptr;
+  void* c = nullptr;
+  float alpha = 1.0f;
+  float beta = 0.0f;
+};
+
+// Enqueues the prepared launch on `stream`: the repacks, the GEMM and the
+// split-K reduction. `scratch` holds prepared.scratch_bytes (the workspace
+// past its reserved bytes); no allocation, synchronization or device query,
+// so a CUDA graph can capture it. The operands must have the alignment the
+// prepared ones had.
+Status enqueue(const PreparedLaunch& prepared, const RunOperands& run, void* scratch,
+               cudaStream_t stream);
+
+}  // namespace tcgemm::kernels::prod

@@ -1,0 +1,171 @@
+// tcgemm-host-overhead: host microseconds per call, enqueued back to back on
+// one stream, for tcgemm::gemm, a GemmPlan's run() and cublasGemmEx on the
+// same problem (same layouts and pointers), in one process. The device work
+// is left to drain between batches: each batch of --calls calls is short
+// enough that the launch queue never fills (a full queue would make the host
+// wait for the GPU and time the kernels instead).
+//
+//   tcgemm-host-overhead --shape 1024x1024x1024 --shape 64x4096x4096 --csv out.csv
+#include <tcgemm/gemm_plan.h>
+#include <tcgemm/tcgemm.h>
+
+#include <CLI/CLI.hpp>
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "testing/testing.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Shape {
+  std::int64_t m = 0;
+  std::int64_t n = 0;
+  std::int64_t k = 0;
+};
+
+bool parse_shape(const std::string& text, Shape* s) {
+  long long m = 0;
+  long long n = 0;
+  long long k = 0;
+  char x1 = 0;
+  char x2 = 0;
+  if (std::sscanf(text.c_str(), "%lld%c%lld%c%lld", &m, &x1, &n, &x2, &k) != 5 || x1 != 'x' ||
+      x2 != 'x' || m < 1 || n < 1 || k < 1) {
+    return false;
+  }
+  *s = {m, n, k};
+  return true;
+}
+
+void check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) {
+    std::fprintf(stderr, "tcgemm-host-overhead: %s: %s\n", what, cudaGetErrorString(e));
+    std::exit(1);
+  }
+}
+
+// Median over `batches` of the host time of `calls` back-to-back calls,
+// in microseconds per call; the device drains between batches.
+double per_call_us(const std::function<bool()>& call, int calls, int batches) {
+  std::vector<double> samples;
+  for (int b = 0; b < batches; ++b) {
+    check(cudaDeviceSynchronize(), "synchronize");
+    const auto t0 = Clock::now();
+    for (int i = 0; i < calls; ++i) {
+      if (!call()) {
+        std::fprintf(stderr, "tcgemm-host-overhead: a call failed\n");
+        std::exit(1);
+      }
+    }
+    const auto t1 = Clock::now();
+    samples.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count() / calls);
+  }
+  check(cudaDeviceSynchronize(), "synchronize");
+  std::sort(samples.begin(), samples.end());
+  return samples[samples.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"host microseconds per call: tcgemm::gemm, GemmPlan::run, cublasGemmEx"};
+  std::vector<std::string> shape_texts{"1024x1024x1024", "64x4096x4096"};
+  int calls = 200;
+  int batches = 9;
+  std::string csv;
+  std::string layout = "tn";
+  app.add_option("--shape", shape_texts, "MxNxK (repeatable)");
+  app.add_option("--calls", calls, "calls per timed batch")->check(CLI::Range(1, 100000));
+  app.add_option("--batches", batches, "timed batches (median reported)")
+      ->check(CLI::Range(1, 1000));
+  app.add_option("--layout", layout, "tn (A row, B col, C col) or tnr (C row-major)")
+      ->check(CLI::IsMember({"tn", "tnr"}));
+  app.add_option("--csv", csv, "also write the table here");
+  CLI11_PARSE(app, argc, argv);
+
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+    std::fprintf(stderr, "tcgemm-host-overhead: no CUDA device\n");
+    return 2;
+  }
+  cublasHandle_t handle = nullptr;
+  if (cublasCreate(&handle) != CUBLAS_STATUS_SUCCESS) {
+    std::fprintf(stderr, "tcgemm-host-overhead: cublasCreate failed\n");
+    return 1;
+  }
+  std::string table = "shape,layout,calls,gemm_us,plan_run_us,cublas_us,plan_over_cublas\n";
+  std::printf("%-18s %-6s %10s %12s %11s %8s\n", "shape", "layout", "gemm us", "plan run us",
+              "cuBLAS us", "plan/cb");
+  for (const std::string& text : shape_texts) {
+    Shape s;
+    if (!parse_shape(text, &s)) {
+      std::fprintf(stderr, "tcgemm-host-overhead: --shape %s is not MxNxK\n", text.c_str());
+      return 2;
+    }
+    const bool row_c = layout == "tnr";
+    void* a = nullptr;
+    void* b = nullptr;
+    void* c = nullptr;
+    check(cudaMalloc(&a, static_cast<std::size_t>(s.m * s.k) * 2), "cudaMalloc A");
+    check(cudaMalloc(&b, static_cast<std::size_t>(s.k * s.n) * 2), "cudaMalloc B");
+    check(cudaMalloc(&c, static_cast<std::size_t>(s.m * s.n) * 2), "cudaMalloc C");
+    check(cudaMemset(a, 0, static_cast<std::size_t>(s.m * s.k) * 2), "cudaMemset A");
+    check(cudaMemset(b, 0, static_cast<std::size_t>(s.k * s.n) * 2), "cudaMemset B");
+    tcgemm::GemmArgs args;
+    args.m = s.m;
+    args.n = s.n;
+    args.k = s.k;
+    args.a = {a, tcgemm::DType::kBF16, tcgemm::Layout::kRowMajor, s.k, 0};
+    args.b = {b, tcgemm::DType::kBF16, tcgemm::Layout::kColMajor, s.k, 0};
+    args.c = {c, tcgemm::DType::kBF16,
+              row_c ? tcgemm::Layout::kRowMajor : tcgemm::Layout::kColMajor, row_c ? s.n : s.m, 0};
+    // gemm with the workspace it asks for (no per-call allocation).
+    const std::size_t ws_bytes = tcgemm::workspace_size(args);
+    void* ws = nullptr;
+    if (ws_bytes > 0) {
+      check(cudaMalloc(&ws, ws_bytes), "cudaMalloc workspace");
+      check(cudaMemset(ws, 0, ws_bytes), "cudaMemset workspace");
+    }
+    args.workspace = ws;
+    args.workspace_bytes = ws_bytes;
+    tcgemm::GemmPlan plan;
+    if (const tcgemm::Status st = tcgemm::GemmPlan::create(args, {}, &plan); !st.ok()) {
+      std::fprintf(stderr, "tcgemm-host-overhead: GemmPlan::create: %s\n", st.message.c_str());
+      return 1;
+    }
+    const auto gemm = [&] { return tcgemm::gemm(args).ok(); };
+    const auto run = [&] { return plan.run(a, b, c, 1.0f, 0.0f).ok(); };
+    const auto cublas = [&] {
+      return tcgemm::testing::cublas_gemm(handle, args) == CUBLAS_STATUS_SUCCESS;
+    };
+    // Warm-up: first launches load modules and set attributes.
+    per_call_us(gemm, 10, 1);
+    per_call_us(run, 10, 1);
+    per_call_us(cublas, 10, 1);
+    const double g = per_call_us(gemm, calls, batches);
+    const double p = per_call_us(run, calls, batches);
+    const double cb = per_call_us(cublas, calls, batches);
+    std::printf("%-18s %-6s %10.2f %12.2f %11.2f %8.2f\n", text.c_str(), layout.c_str(), g, p, cb,
+                p / cb);
+    table += text + "," + layout + "," + std::to_string(calls) + "," + std::to_string(g) + "," +
+             std::to_string(p) + "," + std::to_string(cb) + "," + std::to_string(p / cb) + "\n";
+    cudaFree(a);
+    cudaFree(b);
+    cudaFree(c);
+    if (ws != nullptr) cudaFree(ws);
+  }
+  cublasDestroy(handle);
+  if (!csv.empty()) std::ofstream(csv) << table;
+  return 0;
+}
