@@ -53,6 +53,16 @@ Fn symbol(void* library, const char* name) {
 
 }  // namespace
 
+std::string no_gpu_reason() {
+  int count = 0;
+  const cudaError_t err = cudaGetDeviceCount(&count);
+  if (err != cudaSuccess) {
+    static_cast<void>(cudaGetLastError());
+    return std::string("cudaGetDeviceCount: ") + cudaGetErrorString(err);
+  }
+  return count == 0 ? "0 devices" : "";
+}
+
 DeviceInfo query_device(int device) {
   cudaDeviceProp prop{};
   check_cuda(cudaGetDeviceProperties(&prop, device), "cudaGetDeviceProperties");

@@ -24,6 +24,10 @@ struct DeviceInfo {
   std::string cublas_version;
 };
 
+// Why there is no CUDA device to run on ("cudaGetDeviceCount: <CUDA's error
+// text>" or "0 devices"), or "" when there is one. Clears the error.
+std::string no_gpu_reason();
+
 // Reads everything for CUDA device `device`; throws DeviceFault on a CUDA
 // error (the caller has already established that a device exists).
 DeviceInfo query_device(int device);

@@ -444,12 +444,8 @@ int bench_main(int argc, char** argv) {
     }
   }
 
-  int device_count = 0;
-  const cudaError_t count_err = cudaGetDeviceCount(&device_count);
-  if (count_err != cudaSuccess || device_count == 0) {
-    std::fprintf(stderr,
-                 "tcgemm-bench: no CUDA GPU found (cudaGetDeviceCount: %s); nothing to run\n",
-                 count_err != cudaSuccess ? cudaGetErrorString(count_err) : "0 devices");
+  if (const std::string why = no_gpu_reason(); !why.empty()) {
+    std::fprintf(stderr, "tcgemm-bench: no CUDA GPU found (%s); nothing to run\n", why.c_str());
     return kExitUsage;
   }
 

@@ -2,7 +2,7 @@
 // on one problem, as docs/benchmarking.md describes: seeded normal inputs,
 // poisoned C, comparison of every element of every batch entry with the
 // reference GEMM, a bitwise repeat check, then interleaved event timing on
-// L2-rotated buffers.
+// L2-rotated buffers (the pieces: measure.h).
 #pragma once
 
 #include "batch.h"
@@ -10,6 +10,7 @@
 #include "cuda_check.h"
 #include "device_info.h"
 #include "hazard.h"
+#include "measure.h"
 #include "shapes.h"
 #include "testing/testing.h"
 
@@ -27,36 +28,6 @@
 #include <vector>
 
 namespace tcgemm::bench {
-
-struct Timing {
-  double median_ms = 0.0;  // per launch
-  double min_ms = 0.0;
-  double max_ms = 0.0;
-  int launches_per_sample = 1;
-};
-
-// One row of the report: one kernel (or cuBLAS) on one problem.
-struct Result {
-  Problem problem;
-  Contender::Kind kind = Contender::Kind::kRegistry;
-  std::string kernel;
-  // "ok", "FAIL(rel_err)", "FAIL(nonfinite)", "FAIL(repeat)", "skipped: <why>"
-  // or "error: <what>".
-  std::string status;
-  // What the row runs: tcgemm::describe()'s kernel and config
-  // ("<kernel>: <config>"), or the cuBLAS call. Set before the row's first
-  // launch, so an error row names what failed; empty for a skipped row.
-  std::string config;
-  bool failed = false;                   // verification failed or the run errored: exit status 1
-  std::optional<BatchErrorStats> error;  // over every batch entry
-  std::optional<Timing> timing;          // only kernels that verified are timed
-  std::optional<double> cublas_ms;       // cuBLAS's median in the same run (interleaved unless
-                                         // --sequential)
-  std::optional<unsigned> sm_clock_mhz;  // read right after the problem's timing loop
-                                         // (--sequential: after this kernel's own block;
-                                         // unset for its rows not timed)
-  int l2_sets = 1;                       // buffer sets rotated through while timing
-};
 
 // One kernel's report in --hazard-runs mode, on one problem.
 struct HazardReport {

@@ -1,0 +1,206 @@
+// How tcgemm's tools verify and time GEMM launches, as docs/benchmarking.md
+// describes: L2-rotated operand sets, one shared GEMM workspace, checked runs
+// against the reference GEMM on NaN-poisoned C, and interleaved CUDA-event
+// timing. tcgemm-bench (runner.cpp) and tcgemm-tune (tools/tune) both build
+// on these pieces, so the tuned table and the bench's ratios come from one
+// method.
+#pragma once
+
+#include "batch.h"
+#include "contenders.h"
+#include "cuda_check.h"
+#include "shapes.h"
+#include "testing/testing.h"
+
+#include <tcgemm/tcgemm.h>
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace tcgemm::bench {
+
+struct Timing {
+  double median_ms = 0.0;  // per launch
+  double min_ms = 0.0;
+  double max_ms = 0.0;
+  int launches_per_sample = 1;
+};
+
+// One row of the report: one kernel (or cuBLAS) on one problem.
+struct Result {
+  Problem problem;
+  Contender::Kind kind = Contender::Kind::kRegistry;
+  std::string kernel;
+  // "ok", "FAIL(rel_err)", "FAIL(nonfinite)", "FAIL(repeat)", "skipped: <why>"
+  // or "error: <what>".
+  std::string status;
+  // What the row runs: tcgemm::describe()'s kernel and config
+  // ("<kernel>: <config>"), or the cuBLAS call. Set before the row's first
+  // launch, so an error row names what failed; empty for a skipped row.
+  std::string config;
+  bool failed = false;                   // verification failed or the run errored: exit status 1
+  std::optional<BatchErrorStats> error;  // over every batch entry
+  std::optional<Timing> timing;          // only kernels that verified are timed
+  std::optional<double> cublas_ms;       // cuBLAS's median in the same run (interleaved unless
+                                         // --sequential)
+  std::optional<unsigned> sm_clock_mhz;  // read right after the problem's timing loop
+                                         // (--sequential: after this kernel's own block;
+                                         // unset for its rows not timed)
+  int l2_sets = 1;                       // buffer sets rotated through while timing
+};
+
+// What one launch attempt came to.
+struct Launch {
+  enum class Kind { kOk, kSkipped, kError };
+  Kind kind = Kind::kOk;
+  std::string message;
+};
+// Enqueues one GEMM on args.stream; never synchronizes.
+using Launcher = std::function<Launch(const GemmArgs&)>;
+
+// What a tcgemm status comes to. gemm() refuses any device but sm_90, also
+// for a kernel whose constraints name no architecture: that is a skip, not a
+// kernel failure. `not_supported_skips`: kNotSupported is a skip too (the
+// dispatcher has no kernel for the problem; a registry kernel's constraints
+// were checked before it was launched, so there it is an error). Clears a
+// pending CUDA error the failed launch left.
+Launch launch_outcome(const Status& s, bool not_supported_skips);
+
+// Waits for the stream and turns an asynchronous error (from a kernel just
+// launched) into a DeviceFault instead of an abort, so the report survives.
+void sync_or_throw(cudaStream_t stream, const std::string& what);
+
+// A launch that returned an error may leave it pending as the runtime's last
+// error (a cuBLAS workspace that did not fit, say). The row already reports
+// it; clear it so the next sync_or_throw() does not take it for a fault of
+// the next kernel. A sticky error survives this and is reported there.
+void clear_pending_error();
+
+// How a problem's operands are laid out in device memory: one C's bytes, the
+// distance between consecutive buffer sets in each operand's pool, and how
+// many sets timing rotates through. Each set holds every batch entry of each
+// operand, after the problem's base offset. Pure arithmetic; check_size() has
+// made sure none of it overflows.
+struct SetPlan {
+  std::size_t c_bytes = 0;  // from C's base pointer to the end of its last entry, padding included
+  std::size_t a_stride = 0;
+  std::size_t b_stride = 0;
+  std::size_t c_stride = 0;
+  int sets = 1;
+};
+
+// Enough sets that together they exceed 4x the L2 (`l2_bytes`), or 1 when
+// one set already does.
+SetPlan plan_sets(const Problem& p, std::int64_t l2_bytes);
+
+// The problem's operands plan.sets times over, one pool per operand. Set 0 is
+// the verified one; timing walks through all sets so that no launch finds its
+// inputs in L2 from an earlier one. Throws testing::DeviceAllocError when a
+// pool does not fit.
+class OperandSets {
+ public:
+  OperandSets(const Problem& p, const SetPlan& plan, std::uint64_t seed, cudaStream_t stream);
+
+  // New values in every set: A from `seed`, B from seed + 1, C from seed + 2.
+  // fill_normal streams of different seeds are unrelated, so every operand
+  // of every set holds its own values.
+  void fill(std::uint64_t seed, cudaStream_t stream);
+
+  int sets() const { return plan_.sets; }
+  std::size_t c_bytes() const { return plan_.c_bytes; }
+
+  // The GEMM on set `set` (0 .. sets() - 1), no workspace attached.
+  GemmArgs args(int set, cudaStream_t stream) const;
+
+ private:
+  Problem problem_;
+  SetPlan plan_;
+  testing::DeviceBuffer a_;
+  testing::DeviceBuffer b_;
+  testing::DeviceBuffer c_;
+};
+
+// The GEMM workspace of every tcgemm launch on one problem: one buffer of
+// `bytes`, zeroed once. A kernel leaves it reusable (the API's contract), so
+// the verified and the timed runs of every kernel share it. Throws
+// testing::DeviceAllocError when it does not fit.
+class GemmWorkspace {
+ public:
+  GemmWorkspace(std::size_t bytes, cudaStream_t stream);
+
+  // `args` with the workspace in it.
+  GemmArgs attach(GemmArgs args) const;
+
+ private:
+  testing::DeviceBuffer buffer_;
+};
+
+// The checked runs on set 0: the reference once, then for each launcher a run
+// (two with the repeat check) from the same starting C, compared with the
+// reference (and with each other). The verification toolkit checks one matrix
+// at a time, so a batch is referenced and compared entry by entry, and every
+// entry must pass (BatchErrorStats).
+class Verifier {
+ public:
+  // `args` (set 0, workspace attached); `c_bytes`: OperandSets::c_bytes().
+  Verifier(const GemmArgs& args, std::size_t c_bytes, cudaStream_t stream);
+
+  // What the checked runs came to.
+  struct Checked {
+    BatchErrorStats stats;    // the first run against the reference
+    bool repeatable = false;  // the second run gave the same bits (all entries); true unchecked
+  };
+
+  // The runs: with `repeat`, a second one from the same starting C, compared
+  // bitwise with the first. nullopt, with result's status set, when the
+  // launcher skipped or failed. Throws DeviceFault (result's status set) when
+  // the launch broke the context.
+  std::optional<Checked> check(const Launcher& launch, Result& result, bool repeat = true);
+
+  // check(), then result's status: "ok", "FAIL(nonfinite)", "FAIL(rel_err)"
+  // (the output dtype's tolerance) or, with `repeat`, "FAIL(repeat)";
+  // result.failed unless "ok".
+  void verify(const Launcher& launch, Result& result, bool repeat = true);
+
+ private:
+  // Entry `entry` of the reference: M x N, column-major, ld = M.
+  float* entry_ref(std::int64_t entry) const;
+  // C back to its checked-run start: NaN poison, or C0 when beta != 0.
+  void reset_c();
+  // One launch to completion; false (with the status set) when it did not run.
+  bool run_once(const Launcher& launch, Result& result);
+
+  GemmArgs args_;
+  std::size_t c_bytes_;
+  cudaStream_t stream_;
+  testing::DeviceBuffer ref_;
+  testing::DeviceBuffer first_;
+  testing::DeviceBuffer c0_;
+};
+
+struct TimingOutcome {
+  std::optional<Timing> timing;
+  std::string error;  // a launch failed while timing
+};
+
+// Interleaved timing: `warmup` launches of each launcher (at least 1), which
+// also size its samples (under ~50 us per launch, one sample spans enough
+// launches to last ~0.5 ms), then `iters` iterations, each taking one sample
+// of every launcher in turn, so clock drift and neighbours' load hit all
+// alike. Each launch uses the next operand set. Events are read only after
+// the whole loop is enqueued, so the host stays ahead of the GPU and no
+// launch gap enters a sample. One outcome per launcher: the median, min and
+// max per-launch time, or the error a launch returned.
+std::vector<TimingOutcome> time_interleaved(std::span<const Launcher> launchers,
+                                            const OperandSets& operands,
+                                            const GemmWorkspace& workspace, int warmup, int iters,
+                                            cudaStream_t stream);
+
+}  // namespace tcgemm::bench
