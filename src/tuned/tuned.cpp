@@ -1,0 +1,118 @@
+#include "tuned/tuned.h"
+
+#include <cuda_runtime_api.h>
+
+#include <memory>
+#include <mutex>
+#include <string>
+
+namespace tcgemm::tuned {
+namespace {
+
+// The name of every device ordinal, each read on first use.
+class DeviceNames {
+ public:
+  DeviceNames() {
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess) {
+      static_cast<void>(cudaGetLastError());
+      count = 0;
+    }
+    count_ = count;
+    slots_ = std::make_unique<Slot[]>(static_cast<std::size_t>(count));
+  }
+
+  // nullptr when `device` is out of range or cannot be queried.
+  const std::string* name(int device) {
+    if (device < 0 || device >= count_) return nullptr;
+    Slot& slot = slots_[static_cast<std::size_t>(device)];
+    std::call_once(slot.once, [&slot, device] {
+      cudaDeviceProp prop{};
+      if (cudaGetDeviceProperties(&prop, device) != cudaSuccess) {
+        static_cast<void>(cudaGetLastError());
+        return;
+      }
+      slot.name = prop.name;
+      slot.known = true;
+    });
+    return slot.known ? &slot.name : nullptr;
+  }
+
+ private:
+  struct Slot {
+    std::once_flag once;
+    std::string name;
+    bool known = false;
+  };
+  int count_ = 0;
+  std::unique_ptr<Slot[]> slots_;
+};
+
+}  // namespace
+
+OperandPaths operand_paths(const GemmArgs& args) {
+  // canonicalize() swaps A and B for a row-major C.
+  const prod::Problem p = prod::canonicalize(args);
+  return p.swapped ? OperandPaths{p.b.path, p.a.path, p.epilogue}
+                   : OperandPaths{p.a.path, p.b.path, p.epilogue};
+}
+
+std::optional<int> config_index(std::string_view name) {
+  for (int i = 0; i < prod::kConfigCount; ++i) {
+    if (prod::kConfigs[static_cast<std::size_t>(i)].name == name) return i;
+  }
+  return std::nullopt;
+}
+
+std::optional<prod::Choice> lookup(std::span<const Entry> table, std::string_view device_name,
+                                   const GemmArgs& args) {
+  // Everything but the paths, which need canonicalize(): the range of entries
+  // for this problem's sizes, at most one per path combination.
+  const auto sizes = [](const Entry& e) {
+    return std::tuple(e.device, e.in, e.out, e.a, e.b, e.c, e.m, e.n, e.k, e.batch_count);
+  };
+  const Entry probe{.device = device_name,
+                    .in = args.a.dtype,
+                    .out = args.c.dtype,
+                    .a = args.a.layout,
+                    .b = args.b.layout,
+                    .c = args.c.layout,
+                    .m = args.m,
+                    .n = args.n,
+                    .k = args.k,
+                    .batch_count = args.batch_count,
+                    .config = {},
+                    .k_splits = 0};
+  const auto [first, last] =
+      std::equal_range(table.begin(), table.end(), probe,
+                       [&sizes](const Entry& x, const Entry& y) { return sizes(x) < sizes(y); });
+  if (first == last) return std::nullopt;
+  const OperandPaths paths = operand_paths(args);
+  for (auto it = first; it != last; ++it) {
+    if (it->a_path != paths.a || it->b_path != paths.b || it->epilogue != paths.epilogue) continue;
+    const std::optional<int> config = config_index(it->config);
+    if (!config || it->k_splits < 1) return std::nullopt;
+    return prod::Choice{*config, it->k_splits};
+  }
+  return std::nullopt;
+}
+
+std::optional<prod::Choice> lookup(std::string_view device_name, const GemmArgs& args) {
+  return lookup(embedded_table(), device_name, args);
+}
+
+std::optional<prod::Choice> lookup_current_device(const GemmArgs& args) {
+  const std::span<const Entry> table = embedded_table();
+  if (table.empty()) return std::nullopt;
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess) {
+    static_cast<void>(cudaGetLastError());
+    return std::nullopt;
+  }
+  static DeviceNames names;
+  const std::string* name = names.name(device);
+  if (name == nullptr) return std::nullopt;
+  return lookup(table, *name, args);
+}
+
+}  // namespace tcgemm::tuned
