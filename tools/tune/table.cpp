@@ -1,0 +1,451 @@
+#include "table.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <sstream>
+#include <system_error>
+#include <utility>
+
+namespace tcgemm::tune {
+namespace {
+
+using nlohmann::json;
+
+// cudaMalloc's alignment, which both tools give every operand allocation.
+constexpr std::uintptr_t kAllocationAlignment = 256;
+
+std::string_view path_name(prod::OperandPath p) {
+  return p == prod::OperandPath::kTma ? "tma" : "repack";
+}
+
+std::string_view epilogue_name(prod::EpiloguePath e) {
+  return e == prod::EpiloguePath::kTmaStore ? "tma_store" : "direct";
+}
+
+// Members are read through these, so a missing or mistyped one names itself.
+template <typename T>
+T member(const json& object, const char* name, const std::string& where) {
+  const auto it = object.find(name);
+  if (it == object.end()) throw TableError(where + ": no member \"" + name + "\"");
+  try {
+    return it->get<T>();
+  } catch (const json::exception& e) {
+    throw TableError(where + ": member \"" + name + "\": " + e.what());
+  }
+}
+
+template <typename T>
+std::optional<T> optional_member(const json& object, const char* name, const std::string& where) {
+  const auto it = object.find(name);
+  if (it == object.end() || it->is_null()) return std::nullopt;
+  return member<T>(object, name, where);
+}
+
+json optional_json(const std::optional<double>& value) {
+  return value ? json(*value) : json(nullptr);
+}
+
+DType dtype_of(const std::string& name, const std::string& where) {
+  const std::optional<DType> d = bench::parse_dtype(name);
+  if (!d) throw TableError(where + ": \"" + name + "\" is not a dtype (bf16, fp16, fp32)");
+  return *d;
+}
+
+prod::OperandPath operand_path_of(const std::string& name, const std::string& where) {
+  if (name == "tma") return prod::OperandPath::kTma;
+  if (name == "repack") return prod::OperandPath::kRepack;
+  throw TableError(where + ": \"" + name + "\" is not an operand path (tma, repack)");
+}
+
+prod::EpiloguePath epilogue_of(const std::string& name, const std::string& where) {
+  if (name == "tma_store") return prod::EpiloguePath::kTmaStore;
+  if (name == "direct") return prod::EpiloguePath::kDirect;
+  throw TableError(where + ": \"" + name + "\" is not an epilogue (tma_store, direct)");
+}
+
+json measured_json(const Measured& m) {
+  return {{"config", m.config},
+          {"k_splits", m.k_splits},
+          {"ms", optional_json(m.ms)},
+          {"status", m.status}};
+}
+
+Measured measured_of(const json& j, const std::string& where) {
+  return {member<std::string>(j, "config", where), member<int>(j, "k_splits", where),
+          optional_member<double>(j, "ms", where), member<std::string>(j, "status", where)};
+}
+
+json shape_json(const TunedShape& s) {
+  json candidates = json::array();
+  for (const CandidateTiming& c : s.candidates) {
+    json j = measured_json(c.measured);
+    j["min_ms"] = optional_json(c.min_ms);
+    j["max_ms"] = optional_json(c.max_ms);
+    j["launches_per_sample"] = c.launches_per_sample;
+    j["rel_err"] = optional_json(c.rel_err);
+    candidates.push_back(std::move(j));
+  }
+  const ShapeKey& k = s.key;
+  return {
+      {"m", k.m},
+      {"n", k.n},
+      {"k", k.k},
+      {"batch", k.batch},
+      {"dtype", to_string(k.in)},
+      {"out_dtype", to_string(k.out)},
+      {"layout", bench::layouts_name(k.layouts)},
+      {"a_path", path_name(k.paths.a)},
+      {"b_path", path_name(k.paths.b)},
+      {"epilogue", epilogue_name(k.paths.epilogue)},
+      {"tuned", s.tuned ? measured_json(*s.tuned) : json(nullptr)},
+      {"heuristic", measured_json(s.heuristic)},
+      {"candidates", std::move(candidates)},
+      {"l2_sets", s.l2_sets},
+      {"reps", s.reps},
+      {"timed_at", s.timed_at},
+  };
+}
+
+TunedShape shape_of(const json& j, const std::string& where) {
+  TunedShape s;
+  ShapeKey& k = s.key;
+  k.m = member<std::int64_t>(j, "m", where);
+  k.n = member<std::int64_t>(j, "n", where);
+  k.k = member<std::int64_t>(j, "k", where);
+  k.batch = member<std::int64_t>(j, "batch", where);
+  k.in = dtype_of(member<std::string>(j, "dtype", where), where);
+  k.out = dtype_of(member<std::string>(j, "out_dtype", where), where);
+  const std::string layout = member<std::string>(j, "layout", where);
+  const std::optional<bench::OperandLayouts> layouts = bench::parse_layouts(layout);
+  if (!layouts) throw TableError(where + ": \"" + layout + "\" is not a layout (tn, tnr, ...)");
+  k.layouts = *layouts;
+  k.paths.a = operand_path_of(member<std::string>(j, "a_path", where), where);
+  k.paths.b = operand_path_of(member<std::string>(j, "b_path", where), where);
+  k.paths.epilogue = epilogue_of(member<std::string>(j, "epilogue", where), where);
+  if (const auto it = j.find("tuned"); it != j.end() && !it->is_null()) {
+    s.tuned = measured_of(*it, where + ".tuned");
+  }
+  s.heuristic = measured_of(member<json>(j, "heuristic", where), where + ".heuristic");
+  const json candidates = member<json>(j, "candidates", where);
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    const std::string at = where + ".candidates[" + std::to_string(i) + "]";
+    const json& c = candidates[i];
+    s.candidates.push_back({measured_of(c, at), optional_member<double>(c, "min_ms", at),
+                            optional_member<double>(c, "max_ms", at),
+                            member<int>(c, "launches_per_sample", at),
+                            optional_member<double>(c, "rel_err", at)});
+  }
+  s.l2_sets = member<int>(j, "l2_sets", where);
+  s.reps = member<int>(j, "reps", where);
+  s.timed_at = member<std::string>(j, "timed_at", where);
+  return s;
+}
+
+std::string format_ms(const std::optional<double>& ms) {
+  if (!ms) return "-";
+  char text[32];
+  std::snprintf(text, sizeof text, "%.4f", *ms);
+  return text;
+}
+
+std::string choice_name(const Measured& m) {
+  return m.config + (m.k_splits > 1 ? " k" + std::to_string(m.k_splits) : std::string());
+}
+
+std::string elapsed_text(double seconds) {
+  const auto total = static_cast<long long>(std::max(seconds, 0.0));
+  char text[32];
+  if (total >= 3600) {
+    std::snprintf(text, sizeof text, "%lld:%02lld:%02lld", total / 3600, total / 60 % 60,
+                  total % 60);
+  } else {
+    std::snprintf(text, sizeof text, "%lld:%02lld", total / 60, total % 60);
+  }
+  return text;
+}
+
+}  // namespace
+
+bool ShapeKey::operator==(const ShapeKey& o) const {
+  return m == o.m && n == o.n && k == o.k && batch == o.batch && in == o.in && out == o.out &&
+         layouts.a == o.layouts.a && layouts.b == o.layouts.b && layouts.c == o.layouts.c &&
+         paths == o.paths;
+}
+
+ShapeKey key_of(const bench::Problem& problem) {
+  // Only the addresses' alignment reaches the key; nothing is dereferenced.
+  auto* const base = reinterpret_cast<std::byte*>(kAllocationAlignment);
+  const GemmArgs args = bench::make_args(problem, base, base, base, nullptr);
+  return {.m = problem.m,
+          .n = problem.n,
+          .k = problem.k,
+          .batch = problem.batch,
+          .in = problem.input,
+          .out = problem.output,
+          .layouts = problem.layouts,
+          .paths = tuned::operand_paths(args)};
+}
+
+std::string shape_name(const ShapeKey& key) {
+  std::string name = key.batch > 1 ? std::to_string(key.batch) + " x " : std::string();
+  name += std::to_string(key.m) + "x" + std::to_string(key.n) + "x" + std::to_string(key.k) + " " +
+          std::string(to_string(key.in));
+  if (key.out != key.in) name += "->" + std::string(to_string(key.out));
+  name += ' ';
+  name += bench::layouts_name(key.layouts);
+  if (key.paths.a != prod::OperandPath::kTma) name += " a=" + std::string(path_name(key.paths.a));
+  if (key.paths.b != prod::OperandPath::kTma) name += " b=" + std::string(path_name(key.paths.b));
+  if (key.paths.epilogue != prod::EpiloguePath::kTmaStore) {
+    name += " epilogue=" + std::string(epilogue_name(key.paths.epilogue));
+  }
+  return name;
+}
+
+const TunedShape* TunedTable::find(const ShapeKey& key) const {
+  const auto it = std::find_if(shapes.begin(), shapes.end(),
+                               [&key](const TunedShape& s) { return s.key == key; });
+  return it == shapes.end() ? nullptr : &*it;
+}
+
+void TunedTable::upsert(TunedShape shape) {
+  const auto it = std::find_if(shapes.begin(), shapes.end(),
+                               [&shape](const TunedShape& s) { return s.key == shape.key; });
+  if (it == shapes.end()) {
+    shapes.push_back(std::move(shape));
+  } else {
+    *it = std::move(shape);
+  }
+}
+
+nlohmann::json to_json(const TunedTable& table) {
+  const TableHeader& h = table.header;
+  json shapes = json::array();
+  for (const TunedShape& s : table.shapes) shapes.push_back(shape_json(s));
+  return {
+      {"format", kFormat},
+      {"format_version", kFormatVersion},
+      {"gpu", {{"name", h.gpu_name}, {"sm_count", h.sm_count}}},
+      {"library_version", h.library_version},
+      {"source", h.source},
+      {"created", h.created},
+      {"updated", h.updated},
+      {"method",
+       {{"warmup", h.method.warmup},
+        {"reps", h.method.reps},
+        {"long_reps", h.method.long_reps},
+        {"long_ms", h.method.long_ms},
+        {"max_candidates", h.method.max_candidates},
+        {"statistic", "median"},
+        {"timing", "interleaved CUDA events, L2-rotated operand sets (docs/benchmarking.md)"}}},
+      {"shapes", std::move(shapes)},
+  };
+}
+
+TunedTable from_json(const nlohmann::json& j, const std::string& origin) {
+  if (!j.is_object()) throw TableError(origin + ": not a JSON object");
+  const std::string format = member<std::string>(j, "format", origin);
+  const int version = member<int>(j, "format_version", origin);
+  if (format != kFormat || version != kFormatVersion) {
+    throw TableError(origin + ": not a " + std::string(kFormat) + " file of format version " +
+                     std::to_string(kFormatVersion) + " (format \"" + format + "\", version " +
+                     std::to_string(version) + ")");
+  }
+  TunedTable table;
+  TableHeader& h = table.header;
+  const json gpu = member<json>(j, "gpu", origin);
+  h.gpu_name = member<std::string>(gpu, "name", origin + ".gpu");
+  h.sm_count = member<int>(gpu, "sm_count", origin + ".gpu");
+  h.library_version = member<std::string>(j, "library_version", origin);
+  h.source = member<std::string>(j, "source", origin);
+  h.created = member<std::string>(j, "created", origin);
+  h.updated = member<std::string>(j, "updated", origin);
+  const std::string at = origin + ".method";
+  const json method = member<json>(j, "method", origin);
+  h.method = {member<int>(method, "warmup", at), member<int>(method, "reps", at),
+              member<int>(method, "long_reps", at), member<double>(method, "long_ms", at),
+              member<int>(method, "max_candidates", at)};
+  const json shapes = member<json>(j, "shapes", origin);
+  if (!shapes.is_array()) throw TableError(origin + ": \"shapes\" is not an array");
+  for (std::size_t i = 0; i < shapes.size(); ++i) {
+    table.shapes.push_back(shape_of(shapes[i], origin + ".shapes[" + std::to_string(i) + "]"));
+  }
+  return table;
+}
+
+std::optional<TunedTable> load_table(const std::filesystem::path& path) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return std::nullopt;
+  std::ifstream in(path);
+  if (!in) throw TableError(path.string() + ": cannot be opened");
+  json j;
+  try {
+    j = json::parse(in);
+  } catch (const json::exception& e) {
+    throw TableError(path.string() + ": not valid JSON: " + e.what());
+  }
+  return from_json(j, path.string());
+}
+
+void save_table(const std::filesystem::path& path, const TunedTable& table) {
+  std::error_code ec;
+  if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), ec);
+  if (ec) throw TableError(path.parent_path().string() + ": cannot be created: " + ec.message());
+  std::filesystem::path tmp = path;
+  tmp += ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << to_json(table).dump(2) << '\n';
+    out.close();
+    if (!out) throw TableError(tmp.string() + ": cannot be written");
+  }
+  std::filesystem::rename(tmp, path, ec);
+  if (ec)
+    throw TableError(tmp.string() + ": cannot be renamed to " + path.string() + ": " +
+                     ec.message());
+}
+
+std::string check_resumable(const TableHeader& file, const TableHeader& now, bool force) {
+  if (file.gpu_name != now.gpu_name || file.sm_count != now.sm_count) {
+    return "it holds a table for " + file.gpu_name + " (" + std::to_string(file.sm_count) +
+           " SMs), not this " + now.gpu_name + " (" + std::to_string(now.sm_count) +
+           " SMs): give another --out";
+  }
+  if (file.library_version != now.library_version && !force) {
+    return "it was tuned with tcgemm " + file.library_version + ", this is " + now.library_version +
+           ": --force starts it afresh";
+  }
+  return {};
+}
+
+bool already_tuned(const TunedTable& table, const ShapeKey& key, bool force) {
+  if (force) return false;
+  const TunedShape* shape = table.find(key);
+  return shape != nullptr && shape->tuned.has_value();
+}
+
+std::optional<double> slowdown(const TunedShape& shape) {
+  if (!shape.tuned || !shape.tuned->ms || !shape.heuristic.ms || !(*shape.tuned->ms > 0.0)) {
+    return std::nullopt;
+  }
+  return *shape.heuristic.ms / *shape.tuned->ms;
+}
+
+ReportSummary summarize(std::span<const TunedShape> shapes) {
+  ReportSummary s;
+  double log_sum = 0.0;
+  for (const TunedShape& shape : shapes) {
+    ++s.shapes;
+    if (!shape.tuned) {
+      ++s.untuned;
+      continue;
+    }
+    const std::optional<double> slow = slowdown(shape);
+    if (!slow) {
+      ++s.heuristic_failed;
+      continue;
+    }
+    ++s.compared;
+    log_sum += std::log(*slow);
+    if (!s.worst_shape || *slow > s.worst) {
+      s.worst = *slow;
+      s.worst_shape = shape.key;
+    }
+  }
+  if (s.compared > 0) s.geomean = std::exp(log_sum / s.compared);
+  return s;
+}
+
+std::string format_report(std::span<const TunedShape> shapes) {
+  std::size_t name_width = 5;
+  for (const TunedShape& s : shapes) name_width = std::max(name_width, shape_name(s.key).size());
+  std::ostringstream out;
+  char line[512];
+  std::snprintf(line, sizeof line, "%-*s  %-22s %10s  %-22s %10s  %8s\n",
+                static_cast<int>(name_width), "shape", "tuned", "ms", "heuristic", "ms",
+                "slowdown");
+  out << line;
+  for (const TunedShape& s : shapes) {
+    const std::string tuned = s.tuned ? choice_name(*s.tuned) : "none verified";
+    const std::string heuristic =
+        choice_name(s.heuristic) + (s.heuristic.status == "ok" ? "" : " " + s.heuristic.status);
+    const std::optional<double> slow = slowdown(s);
+    char slow_text[32] = "-";
+    if (slow) std::snprintf(slow_text, sizeof slow_text, "%.3fx", *slow);
+    std::snprintf(line, sizeof line, "%-*s  %-22s %10s  %-22s %10s  %8s\n",
+                  static_cast<int>(name_width), shape_name(s.key).c_str(), tuned.c_str(),
+                  format_ms(s.tuned ? s.tuned->ms : std::nullopt).c_str(), heuristic.c_str(),
+                  format_ms(s.heuristic.ms).c_str(), slow_text);
+    out << line;
+  }
+  const ReportSummary sum = summarize(shapes);
+  std::snprintf(line, sizeof line,
+                "heuristic vs tuned over %d of %d shapes: worst %.3fx%s, geometric mean %.3fx\n",
+                sum.compared, sum.shapes, sum.worst,
+                sum.worst_shape ? (" (" + shape_name(*sum.worst_shape) + ")").c_str() : "",
+                sum.geomean);
+  out << line;
+  if (sum.heuristic_failed > 0) {
+    out << sum.heuristic_failed << " shape(s) whose heuristic choice did not verify or time\n";
+  }
+  if (sum.untuned > 0) out << sum.untuned << " shape(s) with no verified candidate\n";
+  return out.str();
+}
+
+std::vector<TunedShape> select_shapes(const TunedTable& table, std::span<const ShapeKey> keys) {
+  if (keys.empty()) return table.shapes;
+  std::vector<TunedShape> out;
+  for (const ShapeKey& key : keys) {
+    if (const TunedShape* s = table.find(key)) out.push_back(*s);
+  }
+  return out;
+}
+
+std::string progress_line(std::size_t done, std::size_t total, std::string_view activity,
+                          double elapsed_s, std::size_t width) {
+  constexpr std::size_t kMinBar = 10;
+  constexpr std::size_t kMaxBar = 40;
+  const std::string counts =
+      ' ' + std::to_string(done) + '/' + std::to_string(total) + std::string(" shapes  ");
+  const std::string tail = std::string("  ") + elapsed_text(elapsed_s);
+  std::string text(activity);
+  const std::size_t fixed = counts.size() + tail.size() + 2;  // the bar's brackets
+  const std::size_t left = width > fixed + text.size() ? width - fixed - text.size() : 0;
+  const std::size_t bar = std::clamp(left, kMinBar, kMaxBar);
+  // Shorten the activity, not the bar, when the line would not fit.
+  const std::size_t room = width > fixed + bar ? width - fixed - bar : 0;
+  if (text.size() > room) text = room > 3 ? text.substr(0, room - 3) + "..." : std::string();
+  const std::size_t filled = total == 0 ? bar : bar * std::min(done, total) / total;
+  std::string line(1, '[');
+  line.append(filled, '#').append(bar - filled, '.').append(1, ']');
+  return line + counts + text + tail;
+}
+
+std::string file_slug(std::string_view gpu_name) {
+  std::string slug;
+  for (const char ch : gpu_name) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (std::isalnum(c)) {
+      slug += static_cast<char>(std::tolower(c));
+    } else if (!slug.empty() && slug.back() != '-') {
+      slug += '-';
+    }
+  }
+  while (!slug.empty() && slug.back() == '-') slug.pop_back();
+  return slug.empty() ? "gpu" : slug;
+}
+
+std::string utc_now() {
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return text;
+}
+
+}  // namespace tcgemm::tune

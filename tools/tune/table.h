@@ -1,0 +1,203 @@
+// tcgemm-tune's tuned-table file and the arithmetic around it, apart from the
+// GPU timing (tuner.h): the file's contents and its JSON form (docs/tuning.md,
+// "The table's format"), the atomic rewrite after every shape, which shapes a
+// re-run skips (resume), the report's slowdowns and the progress line. Plain
+// host C++, unit-tested on the CPU (tests/host/test_tune_table.cpp).
+#pragma once
+
+#include "shapes.h"
+#include "tuned/tuned.h"
+
+#include <tcgemm/tcgemm.h>
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tcgemm::tune {
+
+// The "format" member of every tuned-table file, and the version this build
+// reads and writes. cmake/tuned_table.cmake checks the same two values.
+inline constexpr std::string_view kFormat = "tcgemm-tuned-table";
+inline constexpr int kFormatVersion = 1;
+
+// What a tuned problem is matched on: the embedded table's key
+// (tuned::Entry) without the device, which the file's header gives.
+struct ShapeKey {
+  std::int64_t m = 0;
+  std::int64_t n = 0;
+  std::int64_t k = 0;
+  std::int64_t batch = 1;
+  DType in = DType::kBF16;
+  DType out = DType::kBF16;
+  bench::OperandLayouts layouts;
+  tuned::OperandPaths paths;
+
+  bool operator==(const ShapeKey& other) const;
+};
+
+// The key of a bench problem as its buffers would be placed: each operand's
+// allocation 256-byte aligned, the base pointers `offset` elements in (as
+// tcgemm-bench and tcgemm-tune allocate them).
+ShapeKey key_of(const bench::Problem& problem);
+
+// "16x4096x4096 bf16 tn", with "8 x " before it for a batch, "->fp32" after
+// the dtype when C's differs, and the paths when they are not all TMA
+// ("a=repack", "epilogue=direct").
+std::string shape_name(const ShapeKey& key);
+
+// One way of running a problem and its time: a prod::kConfigs name, a K split
+// (as candidates() gives it: already effective), the median per-launch time
+// in milliseconds (unset when it did not verify or could not be timed), and
+// the check's verdict ("ok", "FAIL(rel_err)", "FAIL(nonfinite)",
+// "error: ...").
+struct Measured {
+  std::string config;
+  int k_splits = 1;
+  std::optional<double> ms;
+  std::string status = "ok";
+
+  bool operator==(const Measured&) const = default;
+};
+
+// A candidate's full timing, as the file keeps it.
+struct CandidateTiming {
+  Measured measured;
+  std::optional<double> min_ms;
+  std::optional<double> max_ms;
+  int launches_per_sample = 1;
+  std::optional<double> rel_err;  // the verified run's relative Frobenius error (worst entry)
+
+  bool operator==(const CandidateTiming&) const = default;
+};
+
+// One problem's measurement.
+struct TunedShape {
+  ShapeKey key;
+  // The fastest candidate that verified; unset when none did (the shape is
+  // then tuned again on the next run and left out of the embedded table).
+  std::optional<Measured> tuned;
+  // prod::select()'s choice, timed in the same loop as every candidate.
+  Measured heuristic;
+  std::vector<CandidateTiming> candidates;  // every candidate timed, in candidates() order
+  int l2_sets = 1;                          // operand sets rotated through while timing
+  int reps = 0;                             // timed samples per candidate
+  std::string timed_at;                     // UTC, ISO 8601
+
+  bool operator==(const TunedShape&) const = default;
+};
+
+// How the file's shapes were timed.
+struct Method {
+  int warmup = 2;     // launches per candidate before timing
+  int reps = 5;       // timed samples per candidate
+  int long_reps = 3;  // ... for a problem whose launch takes over long_ms
+  double long_ms = 5.0;
+  int max_candidates = 0;  // 0: every candidate; else the best by the heuristic's estimate
+
+  bool operator==(const Method&) const = default;
+};
+
+struct TableHeader {
+  std::string gpu_name;  // cudaDeviceProp::name
+  int sm_count = 0;
+  std::string library_version;  // the tcgemm (CMake project) version that tuned it
+  std::string source;           // git describe of the tree tcgemm-tune was built from
+  std::string created;          // UTC, ISO 8601
+  std::string updated;
+  Method method;
+
+  bool operator==(const TableHeader&) const = default;
+};
+
+struct TunedTable {
+  TableHeader header;
+  std::vector<TunedShape> shapes;
+
+  // The shape of `key`, or nullptr.
+  const TunedShape* find(const ShapeKey& key) const;
+  // Replaces the shape of the same key, or appends it.
+  void upsert(TunedShape shape);
+
+  bool operator==(const TunedTable&) const = default;
+};
+
+// A tuned-table file that cannot be read or written: the message names the
+// file and what is wrong.
+class TableError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+nlohmann::json to_json(const TunedTable& table);
+// Throws TableError (naming `origin`) for a document that is not a tuned table
+// of kFormatVersion or lacks a member.
+TunedTable from_json(const nlohmann::json& json, const std::string& origin);
+
+// The table in `path`, or nullopt when there is no such file. Throws
+// TableError when it cannot be read or parsed.
+std::optional<TunedTable> load_table(const std::filesystem::path& path);
+
+// Writes the table to `path` atomically: into "<path>.tmp" beside it, then a
+// rename over `path`, so a reader (or a run killed mid-write) sees the old
+// file or the new one, never half of one. Creates the parent directory.
+// Throws TableError.
+void save_table(const std::filesystem::path& path, const TunedTable& table);
+
+// Empty when a run on the GPU `now` describes may add to `file`, else why
+// not: another GPU name or SM count (never mixed), or another library
+// version unless `force` (the run then starts a fresh table).
+std::string check_resumable(const TableHeader& file, const TableHeader& now, bool force);
+
+// Whether a run skips `key`: it is in the table with a verified choice and
+// the run is not --force.
+bool already_tuned(const TunedTable& table, const ShapeKey& key, bool force);
+
+// The heuristic's slowdown: its time over the tuned time (1 when it picked
+// the winner; above 1 when it falls behind). Unset unless both were timed.
+std::optional<double> slowdown(const TunedShape& shape);
+
+struct ReportSummary {
+  int shapes = 0;
+  int compared = 0;          // shapes with both times
+  int heuristic_failed = 0;  // shapes whose heuristic choice did not verify or time
+  int untuned = 0;           // shapes with no verified candidate
+  double worst = 1.0;        // the largest slowdown (1 with none)
+  std::optional<ShapeKey> worst_shape;
+  double geomean = 1.0;  // exp(mean(log slowdown)) over the compared shapes
+};
+
+ReportSummary summarize(std::span<const TunedShape> shapes);
+
+// The report: one line per shape (the tuned choice and its time, the
+// heuristic's and its time, the slowdown), then the summary lines; lines end
+// with '\n'.
+std::string format_report(std::span<const TunedShape> shapes);
+
+// The shapes of `table` among `keys`, in the order of `keys`; every shape of
+// the table when `keys` is empty.
+std::vector<TunedShape> select_shapes(const TunedTable& table, std::span<const ShapeKey> keys);
+
+// "[#######.......]  12/98 shapes  4096x14336x4096 bf16 tn: candidate 3/12  1:23"
+// for a progress display `width` characters wide (the bar takes what the
+// rest leaves, 10 to 40 characters; a long activity is cut with "..."),
+// `elapsed_s` as m:ss (h:mm:ss past an hour).
+std::string progress_line(std::size_t done, std::size_t total, std::string_view activity,
+                          double elapsed_s, std::size_t width);
+
+// The default file name's stem for a GPU: lower-case letters and digits, each
+// other run of characters one '-' ("NVIDIA H200" -> "nvidia-h200"; "gpu"
+// when nothing is left).
+std::string file_slug(std::string_view gpu_name);
+
+// The current time, UTC, ISO 8601 to the second ("2026-12-02T10:11:12Z").
+std::string utc_now();
+
+}  // namespace tcgemm::tune
