@@ -11,6 +11,8 @@
 // - allocates device memory and exports it through DLPack, for frameworks
 //   that cannot allocate an output themselves (JAX, unknown ones);
 // - makes one stream wait for another (the DLPack stream handshake);
+// - keeps tcgemm::GemmPlans for the per-call path of torch code (a problem
+//   seen before runs with new pointers at the least host cost);
 // - lists the kernel registry.
 // Every function reports errors as values or Python exceptions; nothing here
 // aborts the interpreter.
@@ -21,6 +23,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
+#include <tcgemm/gemm_plan.h>
 #include <tcgemm/registry.h>
 #include <tcgemm/tcgemm.h>
 
@@ -30,6 +33,7 @@
 #include <optional>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 namespace nb = nanobind;
@@ -300,6 +304,52 @@ void synchronize(std::uintptr_t stream, int device) {
   }
 }
 
+// A tcgemm::GemmPlan and the device it was made on: the Python layer keeps
+// one per problem key (shapes, strides, dtypes, alignment, device, stream)
+// and runs it with each call's pointers. run() only enqueues.
+class Plan {
+ public:
+  Plan(tcgemm::GemmPlan plan, int device) : plan_(std::move(plan)), device_(device) {}
+
+  StatusTuple run(std::uintptr_t a, std::uintptr_t b, std::uintptr_t c, double alpha, double beta,
+                  std::uintptr_t stream) const {
+    nb::gil_scoped_release release;
+    DeviceScope scope(device_);
+    if (!scope.status().ok()) return to_tuple(scope.status());
+    return to_tuple(plan_.run(reinterpret_cast<const void*>(a), reinterpret_cast<const void*>(b),
+                              reinterpret_cast<void*>(c), to_f32(alpha), to_f32(beta),
+                              reinterpret_cast<cudaStream_t>(stream)));
+  }
+
+  std::string kernel() const { return plan_.description().kernel; }
+
+ private:
+  tcgemm::GemmPlan plan_;
+  int device_;
+};
+
+// A Plan for the problem, or None: when tcgemm::GemmPlan::create refuses it
+// (a kernel it does not plan, an error gemm() would report too) or the
+// stream is being captured into a CUDA graph (create() may allocate and
+// clear its workspace, which a capture must not hold). The caller then
+// calls gemm().
+std::optional<Plan> plan_create(const Problem& p, int device) {
+  nb::gil_scoped_release release;
+  DeviceScope scope(device);
+  if (!scope.status().ok()) return std::nullopt;
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  if (cudaStreamIsCapturing(reinterpret_cast<cudaStream_t>(p.stream), &capture) != cudaSuccess) {
+    cudaGetLastError();
+    return std::nullopt;
+  }
+  if (capture != cudaStreamCaptureStatusNone) return std::nullopt;
+  tcgemm::GemmPlan plan;
+  if (!tcgemm::GemmPlan::create(to_args(p), tcgemm::GemmOptions{}, &plan).ok()) {
+    return std::nullopt;
+  }
+  return Plan(std::move(plan), device);
+}
+
 nb::list kernels() {
   nb::list out;
   for (const tcgemm::KernelInfo& k : tcgemm::registry()) {
@@ -366,6 +416,13 @@ NB_MODULE(_C, m) {
         return tcgemm::workspace_size(to_args(TCGEMM_PROBLEM_ARGS), options_for(kernel));
       },
       "tcgemm::workspace_size in bytes.");
+  nb::class_<Plan>(m, "Plan")
+      .def("run", &Plan::run, "(a, b, c, alpha, beta, stream): None, or (StatusCode, message).")
+      .def_prop_ro("kernel", &Plan::kernel);
+  m.def(
+      "plan_create",
+      [](TCGEMM_PROBLEM_PARAMS, int device) { return plan_create(TCGEMM_PROBLEM_ARGS, device); },
+      "A Plan for the problem (tcgemm::GemmPlan), or None where none is made.");
   m.def("inspect", &inspect, nb::arg("obj"), nb::arg("writable") = false,
         "(ptr, dtype, shape, strides, device_type, device_id) of a DLPack tensor, or None.");
   m.def(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 from typing import NamedTuple
 
 from . import _C, _operands
@@ -111,49 +112,59 @@ def _record_streams(tensors, handle: int, device_id: int) -> None:
             t.record_stream(external)
 
 
-# The per-call path for torch tensors without out=, stream= or kernel= (what
-# torch code calls in a loop): the plan of a (shapes, strides, dtypes,
-# device) key seen before, as one tcgemm call relative to the operands' base
-# pointers. Filled by the general path; any miss takes that path.
+# The per-call path of torch code (torch tensors, no out=, stream= or
+# kernel=): a tcgemm::GemmPlan per problem key (types, dtypes, shapes,
+# strides, devices, out_dtype, 16-byte alignment of a and b, and torch's
+# current stream, so that runs on streams that may overlap never share a
+# plan's workspace). The first call of a key takes the general path and
+# makes the plan; later ones only allocate the output and enqueue.
+# TCGEMM_PYTHON_PLANS=0 turns this off (every call then goes through
+# tcgemm::gemm).
 _TORCH_PLANS = {}
-_TORCH_PLANS_MAX = 4096
+_TORCH_PLANS_MAX = 1024
+_PLANS_ON = os.environ.get("TCGEMM_PYTHON_PLANS", "1") != "0"
 
 
-def _torch_key(a, b, alpha, out_dtype):
+def _torch_fast(function, a, b, alpha, out_dtype):
+    """(key, result): the result from a remembered plan, or None on a miss
+    (key None: not a case for plans)."""
     try:
-        return (type(a), type(b), a.dtype, b.dtype, a.shape, b.shape, a.stride(), b.stride(),
-                a.get_device(), b.get_device(), alpha, out_dtype)
+        device = a.get_device()
+        a_ptr, b_ptr = a.data_ptr(), b.data_ptr()
+        key = (type(a), type(b), a.dtype, b.dtype, a.shape, b.shape, a.stride(), b.stride(),
+               device, b.get_device(), out_dtype, a_ptr % 16 == 0, b_ptr % 16 == 0)
     except (AttributeError, TypeError):  # not torch tensors
-        return None
+        return None, None
+    if device < 0 or not _PLANS_ON:  # a CPU tensor
+        return None, None
+    stream = _operands.torch_current_stream(device)
+    key += (stream,)
+    entry = _TORCH_PLANS.get(key)
+    if entry is None:
+        return key, None
+    out_shape, dtype, plan = entry
+    import torch
+
+    c = torch.empty(out_shape, dtype=dtype, device=device)
+    status = plan.run(a_ptr, b_ptr, c.data_ptr(), _scalar(function, "alpha", alpha), 0.0, stream)
+    if status is not None:
+        raise status_error(function, *status)
+    return key, c
 
 
-def _remember_torch_plan(key, a_ptr, b_ptr, p, out_dtype_obj):
-    if key is None or len(p.calls) != 1:
+def _remember_plan(key, p, calls, out_dtype):
+    """Makes the plan of a single-call problem for later calls of `key`."""
+    if key is None or len(calls) != 1:
+        return
+    m, n, k, alpha = calls[0][0], calls[0][1], calls[0][2], calls[0][17]
+    if m == 0 or n == 0 or k == 0 or alpha == 0.0:  # quick returns: nothing to plan
+        return
+    plan = _C.plan_create(*calls[0], p.device_id)
+    if plan is None:  # not one tcgemm plans, or the stream is being captured
         return
     if len(_TORCH_PLANS) >= _TORCH_PLANS_MAX:
         _TORCH_PLANS.clear()
-    call = p.calls[0]
-    template = call[:3] + (call[3] - a_ptr,) + call[4:7] + (call[7] - b_ptr,) + call[8:20]
-    _TORCH_PLANS[key] = (p.out_shape, out_dtype_obj, template, ITEMSIZE[p.out_dtype],
-                         p.device_id)
-
-
-def _torch_fast(function, key, a, b):
-    """matmul(a, b) from a remembered plan, or None on a miss."""
-    entry = _TORCH_PLANS.get(key)
-    if entry is None:
-        return None
-    out_shape, out_dtype, t, itemsize, device = entry
-    import torch
-
-    c = torch.empty(out_shape, dtype=out_dtype, device=device)
-    status = _C.gemm(t[0], t[1], t[2], a.data_ptr() + t[3], t[4], t[5], t[6],
-                     b.data_ptr() + t[7], t[8], t[9], t[10], c.data_ptr() + t[11] * itemsize,
-                     t[12], t[13], t[14], t[15], t[16], t[17], t[18], t[19],
-                     _operands.torch_current_stream(device), device, "")
-    if status is not None:
-        raise status_error(function, *status)
-    return c
+    _TORCH_PLANS[key] = (p.out_shape, out_dtype, plan)
 
 
 def matmul(a, b, *, out=None, alpha=1.0, beta=0.0, out_dtype=None, stream=None, kernel=None):
@@ -215,19 +226,17 @@ def matmul(a, b, *, out=None, alpha=1.0, beta=0.0, out_dtype=None, stream=None, 
     function = "tcgemm.matmul"
     key = None
     if out is None and stream is None and kernel is None and beta == 0.0:
-        key = _torch_key(a, b, alpha, out_dtype)
-        if key is not None:
-            result = _torch_fast(function, key, a, b)
-            if result is not None:
-                return result
+        key, result = _torch_fast(function, a, b, alpha, out_dtype)
+        if result is not None:
+            return result
     framework, handle, p, kernel = _prepare(function, a, b, out, alpha, beta, out_dtype,
                                             stream, kernel)
     if out is None:
         result, base = _operands.empty(framework, a, p.out_shape, p.out_dtype, p.device_id,
                                        handle)
-        if framework == "torch" and p.calls:
-            _remember_torch_plan(key, a.data_ptr(), b.data_ptr(), p, result.dtype)
         calls = resolve(p.calls, base, ITEMSIZE[p.out_dtype])
+        if framework == "torch":
+            _remember_plan(key, p, calls, result.dtype)
     else:
         result, calls = out, p.calls
     _run(function, calls, p.device_id, kernel)

@@ -157,6 +157,27 @@ def test_larger_square_matches_torch(torch_cuda):
     assert_exact(torch, tcgemm.matmul(a, b), reference(torch, a, b, torch.bfloat16))
 
 
+def test_repeated_calls_take_new_pointers(torch_cuda):
+    # After the first call of a problem, tcgemm.matmul runs a remembered
+    # tcgemm::GemmPlan with each call's pointers: new tensors, a view whose
+    # alignment differs, another stream, each must still be exact.
+    torch = torch_cuda
+    for _ in range(3):
+        a, b = ints(torch, 192, 96), ints(torch, 96, 160)
+        assert_exact(torch, tcgemm.matmul(a, b), reference(torch, a, b, torch.bfloat16))
+    big = ints(torch, 192 * 96 + 1)
+    for offset in (0, 1, 0):  # 16-byte aligned, 2-byte aligned (repacked), aligned again
+        a = big[offset:offset + 192 * 96].view(192, 96)
+        assert_exact(torch, tcgemm.matmul(a, b), reference(torch, a, b, torch.bfloat16))
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        c = tcgemm.matmul(a, b)
+        want = reference(torch, a, b, torch.bfloat16)
+    side.synchronize()
+    assert_exact(torch, c, want)
+
+
 def test_repeatable(torch_cuda):
     torch = torch_cuda
     a = torch.randn(777, 555, device="cuda", dtype=torch.bfloat16)

@@ -386,5 +386,6 @@ def test_gemm_without_a_device_is_an_arch_mismatch():
     assert isinstance(err, tcgemm.ArchMismatchError), str(err)
     code, message, kernel, config = _C.describe(*call, 0, "")
     assert code == 3 and kernel == ""
+    assert _C.plan_create(*call, 0) is None  # no plan without a device: gemm() reports
     with pytest.raises(RuntimeError):
         _C.empty([4, 4], 0, 0)
