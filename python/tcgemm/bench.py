@@ -319,7 +319,8 @@ def write_csv(path, rows, header_lines):
     with open(path, "w", newline="") as f:
         for line in header_lines:
             f.write(f"# {line}\n")
-        writer = csv.DictWriter(f, fieldnames=CSV_COLUMNS, extrasaction="ignore")
+        writer = csv.DictWriter(f, fieldnames=CSV_COLUMNS, extrasaction="ignore",
+                                lineterminator="\n")
         writer.writeheader()
         for r in rows:
             writer.writerow({k: (f"{v:.6g}" if isinstance(v, float) else v)

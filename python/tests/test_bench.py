@@ -60,6 +60,7 @@ def test_table_and_csv(tmp_path, capsys):
     assert "tcgemm us/call" in out and "error: out of memory" in out and "0.500" in out
     path = tmp_path / "b.csv"
     bench.write_csv(path, rows, ["gpu test", "seed 0"])
+    assert "\r" not in path.read_text()  # plain lines: scripts grep them
     lines = path.read_text().splitlines()
     assert lines[0] == "# gpu test" and lines[2].startswith("set,m,n,k")
     assert lines[3].endswith(",ok") and len(lines) == 6
