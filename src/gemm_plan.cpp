@@ -129,9 +129,9 @@ Status GemmPlan::run(const void* a, const void* b, void* c, float alpha, float b
     args.stream = stream;
     return kernels::launch_scale_c(args);
   }
-  void* scratch = nullptr;
+  void* base = nullptr;
   if (s.workspace_bytes > 0) {
-    void* base = s.owned_workspace;
+    base = s.owned_workspace;
     if (workspace != nullptr) {
       if (reinterpret_cast<std::uintptr_t>(workspace) % kWorkspaceAlignment != 0) {
         return {StatusCode::kInvalidValue, "workspace is not 256-byte aligned"};
@@ -143,10 +143,9 @@ Status GemmPlan::run(const void* a, const void* b, void* c, float alpha, float b
       }
       base = workspace;
     }
-    scratch = static_cast<std::uint8_t*>(base) + prod::kReservedWorkspaceBytes;
   }
-  return kernels::prod::enqueue(s.prepared, kernels::prod::RunOperands{a, b, c, alpha, beta},
-                                scratch, stream);
+  return kernels::prod::enqueue(s.prepared, kernels::prod::RunOperands{a, b, c, alpha, beta}, base,
+                                stream);
 }
 
 bool GemmPlan::empty() const { return !state_; }

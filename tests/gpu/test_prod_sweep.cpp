@@ -1012,17 +1012,23 @@ std::vector<GemmCase> split_cases() {
 
 using ProdChoices = HopperTest;
 
-// Every row of the config table with no split, a split of 3 and one of 7
-// (fewer where K has fewer k-tiles), run through launch_choice: the five
-// checks of run_case, so each split's partial sums and their reduction are
-// exact on integer inputs and leave everything outside C untouched.
+// Every row of the config table with no split, splits of 3 and 7 (fewer
+// where K has fewer k-tiles) reduced in place and a split of 3 reduced by a
+// second kernel, run through launch_choice: the five checks of run_case
+// (the second run of a case finds the tile flags back at zero), so each
+// split's partial sums and their reduction are exact on integer inputs and
+// leave everything outside C untouched.
 TEST_F(ProdChoices, EveryConfigAndKSplitIsCorrect) {
   const std::vector<GemmCase> cases = split_cases();
   for (int config = 0; config < tcgemm::prod::kConfigCount; ++config) {
-    for (int splits : {1, 3, 7}) {
-      const tcgemm::prod::Choice choice{config, splits};
-      const std::string name =
-          std::string(tcgemm::prod::kConfigs[config].name) + " split " + std::to_string(splits);
+    for (int variant = 0; variant < 4; ++variant) {
+      // No split; splits of 3 and 7 reduced in place (the last split of a
+      // tile sums them); a split of 3 reduced by the second kernel.
+      constexpr int kSplits[] = {1, 3, 7, 3};
+      const int splits = kSplits[variant];
+      const tcgemm::prod::Choice choice{config, splits, /*separate_reduction=*/variant == 3};
+      const std::string name = std::string(tcgemm::prod::kConfigs[config].name) + " split " +
+                               std::to_string(splits) + (variant == 3 ? " (second kernel)" : "");
       const Backend backend{name,
                             [choice](const GemmArgs& args) {
                               return tcgemm::kernels::prod::launch_choice(args, choice);

@@ -92,12 +92,46 @@ int main(int argc, char** argv) {
   app.add_option("--layout", layout, "tn (A row, B col, C col) or tnr (C row-major)")
       ->check(CLI::IsMember({"tn", "tnr"}));
   app.add_option("--csv", csv, "also write the table here");
+  double copy_mib = 0;
+  app.add_option("--copy-rate", copy_mib,
+                 "instead: the device-to-device copy rate of a buffer of this many MiB (GB/s, "
+                 "bytes read + written, median of 20 cudaMemcpyAsync timed by CUDA events)")
+      ->check(CLI::Range(1.0, 16384.0));
   CLI11_PARSE(app, argc, argv);
 
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
     std::fprintf(stderr, "tcgemm-host-overhead: no CUDA device\n");
     return 2;
+  }
+  if (copy_mib > 0) {
+    const auto bytes = static_cast<std::size_t>(copy_mib * 1024 * 1024);
+    void* src = nullptr;
+    void* dst = nullptr;
+    check(cudaMalloc(&src, bytes), "cudaMalloc");
+    check(cudaMalloc(&dst, bytes), "cudaMalloc");
+    check(cudaMemset(src, 1, bytes), "cudaMemset");
+    cudaEvent_t start = nullptr;
+    cudaEvent_t stop = nullptr;
+    check(cudaEventCreate(&start), "cudaEventCreate");
+    check(cudaEventCreate(&stop), "cudaEventCreate");
+    std::vector<double> gbps;
+    for (int i = 0; i < 23; ++i) {
+      check(cudaEventRecord(start), "cudaEventRecord");
+      check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice), "cudaMemcpyAsync");
+      check(cudaEventRecord(stop), "cudaEventRecord");
+      check(cudaEventSynchronize(stop), "cudaEventSynchronize");
+      float ms = 0;
+      check(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
+      if (i >= 3) gbps.push_back(2.0 * static_cast<double>(bytes) / (ms * 1e6));
+    }
+    std::sort(gbps.begin(), gbps.end());
+    std::printf("copy rate, %.0f MiB device to device: %.1f GB/s (read + written)\n", copy_mib,
+                gbps[gbps.size() / 2]);
+    if (!csv.empty()) {
+      std::ofstream(csv) << "copy_mib,gbps\n" << copy_mib << "," << gbps[gbps.size() / 2] << "\n";
+    }
+    return 0;
   }
   cublasHandle_t handle = nullptr;
   if (cublasCreate(&handle) != CUBLAS_STATUS_SUCCESS) {

@@ -222,6 +222,84 @@ __device__ __forceinline__ void store_packed_part(int part,
   }
 }
 
+// --- split-K: the reduction in place ------------------------------------------
+
+// One consumer's 64 x BN slice of a split tile (Params::split_flags): write
+// this split's fp32 partial sums, count the split in the slice's flag, and,
+// if it is the last to arrive, sum every split's partials in split order
+// (the same bits whichever arrives last) and store C. The flag goes back to
+// zero for the next launch. `broadcast` is a word of shared memory the
+// warpgroup owns (the unused C staging buffer of a register-epilogue
+// instance).
+template <typename TOut, typename S>
+__device__ __forceinline__ void split_k_fixup(const float (&acc)[S::BN / 2], const Params& p,
+                                              std::int32_t entry, std::int64_t row0,
+                                              std::int64_t col0, int consumer, int barrier,
+                                              bool leader, int* broadcast) {
+  const std::int64_t slice = p.m * p.n;
+  const std::int32_t batch = entry / p.k_splits;
+  float* const mine = p.partials + std::int64_t{entry} * slice;
+  hopper::store_accumulators<float, S::BN, true>(acc, {mine, p.m, p.m, p.n, 1.0f, 0.0f}, row0,
+                                                 col0);
+  // Release: every thread's partials before the leader's count.
+  __threadfence();
+  ptx::named_barrier_sync(barrier, S::kWarpgroupThreads);
+  // Tiles rounded up to whole clusters, as split_flag_count (problem.h).
+  const std::int64_t tiles_m = sched::ceil_div(p.tiles_m, S::kClusterM) * S::kClusterM;
+  const std::int64_t flag =
+      ((std::int64_t{batch} * tiles_m + row0 / S::BM) * p.tiles_n + col0 / S::BN) * S::kConsumers +
+      consumer;
+  if (leader) *broadcast = static_cast<int>(atomicAdd(&p.split_flags[flag], 1u));
+  ptx::named_barrier_sync(barrier, S::kWarpgroupThreads);
+  const bool last = *broadcast == p.k_splits - 1;
+  // The broadcast word is read: free for the next slice.
+  ptx::named_barrier_sync(barrier, S::kWarpgroupThreads);
+  if (!last) return;
+  // Acquire: the other splits' partials after their counts.
+  __threadfence();
+  // The slice's elements that exist in C, in column-major order (C and the
+  // partials are column-major): thread t takes elements t, t + 128, ...,
+  // kBatch of them per pass so that kBatch loads of each split are in flight
+  // at once (a small M leaves few elements, a large one many).
+  constexpr int kBatch = 16;
+  constexpr int kThreads = S::kWarpgroupThreads;
+  const int rows = static_cast<int>(std::min<std::int64_t>(tcgemm::prod::kWgmmaM, p.m - row0));
+  const int cols = static_cast<int>(std::min<std::int64_t>(S::BN, p.n - col0));
+  const float* const first =
+      p.partials + std::int64_t{batch} * p.k_splits * slice + col0 * p.m + row0;
+  TOut* const c = static_cast<TOut*>(p.c) + std::int64_t{batch} * p.stride_c + col0 * p.ldc + row0;
+  const int t = threadIdx.x % kThreads;
+  const int count = rows > 0 && cols > 0 ? rows * cols : 0;
+  for (int e0 = 0; e0 < count; e0 += kThreads * kBatch) {
+    int col[kBatch];  // each element's column and row in the slice; -1: past the end
+    int row[kBatch];
+    float sum[kBatch];
+#pragma unroll
+    for (int u = 0; u < kBatch; ++u) {
+      const int e = e0 + u * kThreads + t;
+      col[u] = e < count ? e / rows : -1;
+      row[u] = e - col[u] * rows;
+      sum[u] = 0.0f;
+    }
+    for (int s = 0; s < p.k_splits; ++s) {
+      const float* const split_slice = first + s * slice;
+#pragma unroll
+      for (int u = 0; u < kBatch; ++u) {
+        if (col[u] >= 0) sum[u] += __ldcg(split_slice + std::int64_t{col[u]} * p.m + row[u]);
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < kBatch; ++u) {
+      if (col[u] < 0) continue;
+      TOut* out = c + std::int64_t{col[u]} * p.ldc + row[u];
+      float value = p.alpha * sum[u];
+      if (p.beta != 0.0f) value += p.beta * to_float(*out);
+      *out = from_float<TOut>(value);
+    }
+  }
+  if (leader) p.split_flags[flag] = 0u;
+}
+
 // --- the kernel ---------------------------------------------------------------
 
 // kTmaStore: C goes out through TMA stores (16-bit C that TMA addresses, M
@@ -459,6 +537,16 @@ __global__ void __launch_bounds__(Shape<kConfig>::kThreads, Shape<kConfig>::kCta
           hopper::store_accumulators<TOut, S::BN, true>(acc, ep, row0, col0);
         }
       };
+      // (In place only with one CTA per SM: the 64 x 64 row's register
+      // budget of 80 has no room for it; its splits reduce in a second
+      // kernel, tcgemm::prod::split_in_place.)
+      if constexpr (!kTmaStore && S::kCtasPerSm == 1) {
+        if (p.split_flags != nullptr) {
+          split_k_fixup<TOut, S>(acc, p, work.batch, row0, col0, consumer, c_barrier, leader,
+                                 reinterpret_cast<int*>(&smem.c) + consumer);
+          continue;
+        }
+      }
       void* const c = static_cast<TOut*>(p.c) + work.batch * p.stride_c;
       // C = A * B, the common case, with alpha and beta as constants: the
       // epilogue then has no scaling and no reads of C at all. Passed at run

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "kernels/kernels.h"
@@ -18,6 +19,7 @@
 #include "sched/hilbert.h"
 #include "sched/tile_order.h"
 #include "tensor_map.h"
+#include "tuned/tuned.h"
 
 namespace tcgemm::kernels {
 namespace {
@@ -34,8 +36,16 @@ using tcgemm::prod::Problem;
 using tcgemm::prod::Choice;
 
 // The choice `config` names (its best split), or the dispatcher's when it is
-// kAutoConfig (kInvariantConfig: the batch-invariant pick).
-Status resolve(const Problem& problem, int config, Choice* choice) {
+// kAutoConfig: the tuned table's entry for the problem if it has one, else
+// the heuristic's (kInvariantConfig: the batch-invariant pick, never the
+// table's, whose entries depend on M).
+Status resolve(const GemmArgs& args, const Problem& problem, int config, Choice* choice) {
+  if (config == kAutoConfig) {
+    if (const std::optional<Choice> tuned = tcgemm::tuned::lookup_current_device(args)) {
+      *choice = *tuned;
+      return Status::success();
+    }
+  }
   tcgemm::prod::DeviceModel model;
   if (Status s = prod::device_model(&model); !s.ok()) return s;
   if (config >= 0) {
@@ -106,7 +116,7 @@ ScratchLayout scratch_layout(const Problem& problem, const Choice& choice) {
 namespace prod {
 
 Status resolve_choice(const GemmArgs& args, int config, Choice* choice) {
-  return resolve(tcgemm::prod::canonicalize(args), config, choice);
+  return resolve(args, tcgemm::prod::canonicalize(args), config, choice);
 }
 
 bool config_of_kernel(std::string_view kernel_name, int* config) {
@@ -200,7 +210,7 @@ std::size_t workspace_prod(const GemmArgs& args, int config) {
 std::string describe_prod(const GemmArgs& args, int config) {
   const Problem problem = tcgemm::prod::canonicalize(args);
   Choice choice;
-  if (!resolve(problem, config, &choice).ok()) {
+  if (!resolve(args, problem, config, &choice).ok()) {
     return "config unknown (no device to select by)";
   }
   return tcgemm::prod::to_string(tcgemm::prod::launch_config(problem, choice));
@@ -226,6 +236,8 @@ Status prod::prepare(const GemmArgs& args, Choice choice, PreparedLaunch* out) {
   // A split launch writes fp32 partial sums through the register epilogue;
   // the reduction applies alpha and beta and writes C.
   prepared.split = splits > 1;
+  prepared.split_in_place = prepared.split && !choice.separate_reduction &&
+                            tcgemm::prod::split_in_place(problem, choice.config);
   prepared.tma_c = !prepared.split && problem.epilogue == EpiloguePath::kTmaStore;
   const bool c_batched = c.batch_count > 1;
 
@@ -245,8 +257,8 @@ Status prod::prepare(const GemmArgs& args, Choice choice, PreparedLaunch* out) {
   p.a_batched = problem.a.shared ? 0 : 1;
   p.b_batched = problem.b.shared ? 0 : 1;
   p.c_batched = c_batched || prepared.split ? 1 : 0;
-  if (prepared.split) {
-    // Partial slice e = batch * splits + split, dense M x N.
+  if (prepared.split && !prepared.split_in_place) {
+    // C is the partial slices: e = batch * splits + split, dense M x N.
     p.ldc = c.m;
     p.stride_c = c.m * c.n;
   }
@@ -261,9 +273,10 @@ Status prod::prepare(const GemmArgs& args, Choice choice, PreparedLaunch* out) {
   }
 
   // The first step binds the device context the tensor-map encoder needs.
-  prepared.instance =
-      &instances(c.a.dtype, prepared.split ? DType::kFP32 : c.c.dtype)[static_cast<std::size_t>(
-          prod::instance_index(choice.config, problem.a.major, problem.b.major, prepared.tma_c))];
+  prepared.instance = &instances(c.a.dtype, prepared.split && !prepared.split_in_place
+                                                ? DType::kFP32
+                                                : c.c.dtype)[static_cast<std::size_t>(
+      prod::instance_index(choice.config, problem.a.major, problem.b.major, prepared.tma_c))];
   if (Status s = prepared.instance->prepare(launch); !s.ok()) return s;
 
   const ScratchLayout layout = scratch_layout(problem, choice);
@@ -329,17 +342,19 @@ Status prod::prepare(const GemmArgs& args, Choice choice, PreparedLaunch* out) {
   return Status::success();
 }
 
-Status prod::enqueue(const PreparedLaunch& prepared, const RunOperands& run, void* scratch,
+Status prod::enqueue(const PreparedLaunch& prepared, const RunOperands& run, void* workspace,
                      cudaStream_t stream) {
   PreparedLaunch l = prepared;  // the maps and jobs get this run's addresses
-  auto* const base = static_cast<std::uint8_t*>(scratch);
+  auto* const base = static_cast<std::uint8_t*>(workspace);
+  std::uint8_t* const scratch =
+      base == nullptr ? nullptr : base + tcgemm::prod::kReservedWorkspaceBytes;
   const void* operand[2] = {prepared.swapped ? run.b : run.a, prepared.swapped ? run.a : run.b};
   CUtensorMap* maps[2] = {&l.launch.map_a, &l.launch.map_b};
   for (int i = 0; i < 2; ++i) {
     const void* address = operand[i];
     if (!prepared.tma_operand[i]) {
       l.jobs[i].src = operand[i];
-      l.jobs[i].dst = base + prepared.repack_offset[i];
+      l.jobs[i].dst = scratch + prepared.repack_offset[i];
       address = l.jobs[i].dst;
     }
     if (Status s = replace_tensor_map_address(maps[i], address); !s.ok()) return s;
@@ -349,14 +364,19 @@ Status prod::enqueue(const PreparedLaunch& prepared, const RunOperands& run, voi
   }
   prod::Params& p = l.launch.params;
   l.launch.stream = stream;
-  p.c = prepared.split ? base + prepared.partials_offset : run.c;
-  p.alpha = prepared.split ? 1.0f : run.alpha;
-  p.beta = prepared.split ? 0.0f : run.beta;
+  const bool second_pass = prepared.split && !prepared.split_in_place;
+  p.c = second_pass ? scratch + prepared.partials_offset : run.c;
+  p.alpha = second_pass ? 1.0f : run.alpha;
+  p.beta = second_pass ? 0.0f : run.beta;
+  if (prepared.split_in_place) {
+    p.partials = reinterpret_cast<float*>(scratch + prepared.partials_offset);
+    p.split_flags = reinterpret_cast<unsigned*>(base + tcgemm::prod::kSplitFlagOffset);
+  }
   for (int i = 0; i < 2; ++i) {
     if (prepared.tma_operand[i]) continue;
     if (Status s = prod::launch_repack(l.jobs[i], stream); !s.ok()) return s;
   }
-  if (Status s = prepared.instance->launch(l.launch); !s.ok() || !prepared.split) return s;
+  if (Status s = prepared.instance->launch(l.launch); !s.ok() || !second_pass) return s;
   l.reduction.partials = static_cast<const float*>(p.c);
   l.reduction.c = run.c;
   l.reduction.alpha = run.alpha;
@@ -368,33 +388,37 @@ Status prod::launch_choice(const GemmArgs& args, Choice choice) {
   PreparedLaunch prepared;
   // Everything that can fail comes before anything is enqueued.
   if (Status s = prod::prepare(args, choice, &prepared); !s.ok()) return s;
-  // Scratch for the repacked operands and the partial sums: the caller's
-  // workspace past the region stream-K kernels keep their flags in, or
-  // stream-ordered memory freed after the launch.
-  void* scratch = nullptr;
-  bool scratch_owned = false;
+  // The caller's workspace when it is large enough, else stream-ordered
+  // memory freed after the launch, its split-K flags zeroed first.
+  void* workspace = nullptr;
+  bool owned = false;
   if (prepared.scratch_bytes > 0) {
-    if (args.workspace != nullptr &&
-        args.workspace_bytes >= tcgemm::prod::kReservedWorkspaceBytes + prepared.scratch_bytes) {
-      scratch = static_cast<std::uint8_t*>(args.workspace) + tcgemm::prod::kReservedWorkspaceBytes;
+    const std::size_t bytes = tcgemm::prod::kReservedWorkspaceBytes + prepared.scratch_bytes;
+    if (args.workspace != nullptr && args.workspace_bytes >= bytes) {
+      workspace = args.workspace;
     } else {
-      const cudaError_t err = cudaMallocAsync(&scratch, prepared.scratch_bytes, args.stream);
+      cudaError_t err = cudaMallocAsync(&workspace, bytes, args.stream);
+      if (err == cudaSuccess && prepared.split_in_place) {
+        err =
+            cudaMemsetAsync(static_cast<std::uint8_t*>(workspace) + tcgemm::prod::kSplitFlagOffset,
+                            0, tcgemm::prod::kSplitFlagBytes, args.stream);
+      }
       if (err != cudaSuccess) {
         cudaGetLastError();
-        return {StatusCode::kCudaError, std::string(prepared.launch.name) +
-                                            ": cudaMallocAsync of " +
-                                            std::to_string(prepared.scratch_bytes) +
+        if (workspace != nullptr) cudaFreeAsync(workspace, args.stream);
+        return {StatusCode::kCudaError, std::string(prepared.launch.name) + ": allocating " +
+                                            std::to_string(bytes) +
                                             " bytes of scratch failed (pass a workspace of "
                                             "tcgemm::workspace_size bytes to avoid it): " +
                                             cudaGetErrorString(err)};
       }
-      scratch_owned = true;
+      owned = true;
     }
   }
   const Status status = prod::enqueue(
-      prepared, RunOperands{args.a.ptr, args.b.ptr, args.c.ptr, args.alpha, args.beta}, scratch,
+      prepared, RunOperands{args.a.ptr, args.b.ptr, args.c.ptr, args.alpha, args.beta}, workspace,
       args.stream);
-  if (scratch_owned) cudaFreeAsync(scratch, args.stream);
+  if (owned) cudaFreeAsync(workspace, args.stream);
   return status;
 }
 

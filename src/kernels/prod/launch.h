@@ -47,8 +47,9 @@ struct PreparedLaunch {
   bool tma_operand[2] = {true, true};  // streamed by TMA from the caller's memory (else repacked)
   RepackJob jobs[2];                   // a repacked operand's copy, addresses set per run
   std::size_t repack_offset[2] = {0, 0};
-  bool tma_c = false;  // C stored by TMA (its map's address set per run)
-  bool split = false;  // K split: partial sums, then the reduction
+  bool tma_c = false;           // C stored by TMA (its map's address set per run)
+  bool split = false;           // K split: partial sums, then the reduction
+  bool split_in_place = false;  // the last split of a tile reduces (else a second kernel)
   std::size_t partials_offset = 0;
   SplitKReduction reduction;
   // Scratch bytes the launch uses past kReservedWorkspaceBytes (0: none).
@@ -69,12 +70,12 @@ struct RunOperands {
   float beta = 0.0f;
 };
 
-// Enqueues the prepared launch on `stream`: the repacks, the GEMM and the
-// split-K reduction. `scratch` holds prepared.scratch_bytes (the workspace
-// past its reserved bytes); no allocation, synchronization or device query,
-// so a CUDA graph can capture it. The operands must have the alignment the
-// prepared ones had.
-Status enqueue(const PreparedLaunch& prepared, const RunOperands& run, void* scratch,
+// Enqueues the prepared launch on `stream`: the repacks, the GEMM and any
+// split-K reduction. `workspace` holds kReservedWorkspaceBytes +
+// prepared.scratch_bytes (nullptr when that is 0), its split-K flags zero;
+// no allocation, synchronization or device query, so a CUDA graph can
+// capture it. The operands must have the alignment the prepared ones had.
+Status enqueue(const PreparedLaunch& prepared, const RunOperands& run, void* workspace,
                cudaStream_t stream);
 
 }  // namespace tcgemm::kernels::prod

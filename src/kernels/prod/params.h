@@ -31,13 +31,20 @@ struct Params {
   std::int64_t tiles_m = 0;  // per batch entry
   std::int64_t tiles_n = 0;
   // Batch entries times K splits: the kernel's work is tiles x batch_count
-  // "entries", entry e being batch e / k_splits, K split e % k_splits. With
-  // k_splits > 1, C is the fp32 partial sums (one M x N slice per entry,
-  // stride_c apart) that reduce_split_k (split_k.h) folds into the caller's C.
+  // "entries", entry e being batch e / k_splits, K split e % k_splits.
   std::int64_t batch_count = 1;
   int k_tiles = 0;
   int k_splits = 1;
   int k_tiles_per_split = 0;  // every split's share but the last's, which may be less
+  // With k_splits > 1 and split_flags set, the kernel reduces in place
+  // (split_k_fixup in kernel.cuh): each split writes its fp32 partial sums
+  // (M x N, dense, one slice per entry) and counts itself in its tile's flag;
+  // the last to arrive sums every split's slice in split order and writes C
+  // (c, ldc, stride_c, alpha, beta are then the caller's), and zeroes the
+  // flag again. Without flags, c is the partial slices themselves and the
+  // reduction is a second kernel (split_k.h).
+  float* partials = nullptr;
+  unsigned* split_flags = nullptr;
   // 1 when the operand has a matrix per batch entry (a 3-D tensor map, the
   // batch index its third coordinate); 0 when one matrix serves them all (a
   // 2-D map).

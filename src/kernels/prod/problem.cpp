@@ -126,6 +126,20 @@ std::size_t partials_bytes(const Problem& problem, int k_splits) {
          static_cast<std::size_t>(a.batch_count) * static_cast<std::size_t>(splits) * sizeof(float);
 }
 
+std::int64_t split_flag_count(const Problem& problem, int config) {
+  const GemmArgs& a = problem.args;
+  const TileConfig& t = kConfigs[config].tile;
+  return round_up(sched::ceil_div(a.m, t.bm), t.cluster_m) * sched::ceil_div(a.n, t.bn) *
+         a.batch_count * t.consumers;
+}
+
+bool split_in_place(const Problem& problem, int config) {
+  // Rows of several CTAs per SM have no registers to spare for it.
+  return kConfigs[config].tile.ctas_per_sm == 1 &&
+         split_flag_count(problem, config) <=
+             static_cast<std::int64_t>(kSplitFlagBytes / sizeof(std::uint32_t));
+}
+
 namespace {
 
 // sm_90's dense 16-bit tensor-core rate per SM (1024 FMAs per clock): the
@@ -136,10 +150,13 @@ constexpr double kTensorFlopsPerSmCycle = 4096.0;
 constexpr double kL2OverDram = 2.0;
 // Fixed costs, in SM cycles: a persistent CTA's first pipeline fill (about
 // one DRAM latency), a tile's epilogue hand-off, and a second kernel launch
-// back to back on the stream (the split-K reduction).
+// back to back on the stream (a split-K reduction that cannot run in place).
 constexpr double kFillCycles = 2000.0;
 constexpr double kTileCycles = 400.0;
 constexpr double kLaunchCycles = 3000.0;
+// What one SM reads from L2 per clock, and an L2 round trip, about (sm_90).
+constexpr double kSmL2BytesPerCycle = 64.0;
+constexpr double kL2LatencyCycles = 700.0;
 // Splits tried: up to what fills every CTA slot twice, at most this many.
 constexpr int kMaxSplits = 16;
 
@@ -187,7 +204,19 @@ double estimate_cycles(const Problem& problem, const DeviceModel& device, Choice
                     in_bytes / (std::max(device.memory_bytes_per_cycle, 1.0) * kL2OverDram);
   double cycles =
       std::max({compute, dram, l2}) + kFillCycles + static_cast<double>(waves) * kTileCycles;
-  if (splits > 1) cycles += kLaunchCycles;
+  // A split reduced in place ends with the last split of each tile reading
+  // every split's partials of its tile
+  // through one SM (latency-bound for few elements, bandwidth-bound for
+  // many); one reduced by a second kernel costs that launch.
+  if (splits > 1) {
+    if (split_in_place(problem, choice.config) && !choice.separate_reduction) {
+      const double valid = static_cast<double>(std::min<std::int64_t>(a.m, t.bm)) *
+                           static_cast<double>(std::min<std::int64_t>(a.n, t.bn));
+      cycles += splits * (kL2LatencyCycles + valid * sizeof(float) / kSmL2BytesPerCycle);
+    } else {
+      cycles += kLaunchCycles;
+    }
+  }
   return cycles;
 }
 

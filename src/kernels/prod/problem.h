@@ -83,10 +83,22 @@ std::size_t repacked_bytes(const OperandView& v, std::int64_t batch_count);
 std::size_t scratch_bytes(const Problem& problem);
 std::size_t scratch_offset_b(const Problem& problem);
 
-// The first bytes of a GEMM workspace, which the family never writes: the
-// stream-K ladder step keeps its flags there (hopper/tma_store_kernel.cuh,
-// kStreamKFlagBytes), zero between calls, so one workspace serves both.
-inline constexpr std::size_t kReservedWorkspaceBytes = 4096;
+// The first bytes of a GEMM workspace hold flags that are zero between
+// calls: the stream-K ladder step's first (hopper/tma_store_kernel.cuh,
+// kStreamKFlagBytes), which the family never writes, then the family's
+// split-K tile flags (kSplitFlagBytes from kSplitFlagOffset: one counter per
+// 64-row slice of a split tile, back to zero when the launch ends). Scratch
+// (repacked operands, partial sums) follows them.
+inline constexpr std::size_t kSplitFlagOffset = 4096;
+inline constexpr std::size_t kSplitFlagBytes = 64 * 1024;
+inline constexpr std::size_t kReservedWorkspaceBytes = kSplitFlagOffset + kSplitFlagBytes;
+
+// The split-K flags a launch of `config` with a K split counts in (one per
+// consumer slice of every tile, tiles rounded up to whole clusters), and
+// whether the split reduces in place: the flags fit kSplitFlagBytes and the
+// row runs one CTA per SM; if not, a second kernel reduces (split_k.h).
+std::int64_t split_flag_count(const Problem& problem, int config);
+bool split_in_place(const Problem& problem, int config);
 
 // What the heuristic weighs about the device: read from it by launch.cpp
 // (cudaDeviceGetAttribute), made up by the host tests.
@@ -102,6 +114,9 @@ struct DeviceModel {
 struct Choice {
   int config = 0;    // index into kConfigs
   int k_splits = 1;  // >= 1; 1 is a plain data-parallel launch
+  // With a split: reduce in a second kernel even where the tile flags would
+  // let the last split reduce in place (split_in_place); tests use it.
+  bool separate_reduction = false;
 
   constexpr bool operator==(const Choice&) const = default;
 };
