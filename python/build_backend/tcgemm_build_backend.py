@@ -114,3 +114,16 @@ def build_editable(wheel_directory, config_settings=None, metadata_directory=Non
     _check_cuda()
     return _skbuild.build_editable(wheel_directory, _settings(config_settings),
                                    metadata_directory)
+
+
+# pip asks for the metadata first (with --no-build-isolation it does) and
+# scikit-build-core checks that the wheel it then builds carries the same
+# WHEEL file: the metadata hooks must see the same abi3 setting.
+def prepare_metadata_for_build_wheel(metadata_directory, config_settings=None):
+    return _skbuild.prepare_metadata_for_build_wheel(metadata_directory,
+                                                     _settings(config_settings))
+
+
+def prepare_metadata_for_build_editable(metadata_directory, config_settings=None):
+    return _skbuild.prepare_metadata_for_build_editable(metadata_directory,
+                                                        _settings(config_settings))
