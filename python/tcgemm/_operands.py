@@ -156,11 +156,14 @@ class DLPackTensor:
     consumer lets go of it.
     """
 
-    def __init__(self, array, stream: int, device_id: int):
+    def __init__(self, array, stream: int, device_id: int, shape: tuple):
+        # `array` is what the extension made: a DLPack capsule (nanobind
+        # exports an ndarray of no framework as one), which a consumer may
+        # take once, or an object with __dlpack__.
         self._array = array
         self._stream = stream
         self._device = device_id
-        self.shape = tuple(array.shape)
+        self.shape = tuple(shape)
 
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
         if copy:
@@ -169,6 +172,12 @@ class DLPackTensor:
             # None means the legacy default stream (1), per the DLPack protocol.
             consumer = 1 if stream is None else int(stream)
             _C.stream_wait(consumer, self._stream if self._stream != 0 else 1, self._device)
+        if not hasattr(self._array, "__dlpack__"):
+            capsule, self._array = self._array, None
+            if capsule is None:
+                raise BufferError("tcgemm.DLPackTensor: already exported (a DLPack capsule is "
+                                  "consumed once)")
+            return capsule
         if max_version is not None:
             try:
                 return self._array.__dlpack__(max_version=max_version)
@@ -210,7 +219,7 @@ def empty(framework: str, like, shape: tuple, dtype: str, device_id: int, stream
         except (ImportError, TypeError, ValueError):
             pass  # a dtype this CuPy lacks: tcgemm's own memory, through DLPack
     array, ptr = _C.empty(list(shape), DTYPE_CODES[dtype], device_id)
-    return DLPackTensor(array, stream, device_id), ptr
+    return DLPackTensor(array, stream, device_id, shape), ptr
 
 
 # Frameworks whose allocators order memory reuse on the stream tcgemm ran on

@@ -58,12 +58,14 @@ def _result_shape(a_shape, b_shape):
 
 @torch.library.custom_op("tcgemm::matmul", mutates_args=())
 def _matmul_op(a: Tensor, b: Tensor, alpha: float = 1.0, out_dtype: Optional[torch.dtype] = None,
-               kernel: Optional[str] = None) -> Tensor:
-    return tcgemm.matmul(a, b, alpha=alpha, out_dtype=out_dtype, kernel=kernel)
+               kernel_name: Optional[str] = None) -> Tensor:
+    # (Not `kernel`: Inductor's fallback for custom ops takes a keyword of
+    # that name and refused the op inside torch.compile on the H200.)
+    return tcgemm.matmul(a, b, alpha=alpha, out_dtype=out_dtype, kernel=kernel_name)
 
 
 @_matmul_op.register_fake
-def _matmul_fake(a, b, alpha=1.0, out_dtype=None, kernel=None):
+def _matmul_fake(a, b, alpha=1.0, out_dtype=None, kernel_name=None):
     return a.new_empty(_result_shape(a.shape, b.shape), dtype=out_dtype or a.dtype)
 
 
