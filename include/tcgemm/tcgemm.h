@@ -89,8 +89,9 @@ struct GemmArgs {
   std::int64_t batch_count = 1;
   cudaStream_t stream = nullptr;
   // Device memory the kernel may use as scratch (the production family's
-  // aligned copies of operands TMA cannot address; a stream-K kernel's
-  // partial sums and flags); kernels that need none ignore it. Size it with
+  // aligned copies of operands TMA cannot address and a K split's partial
+  // sums and tile flags; a stream-K kernel's partial sums and flags);
+  // kernels that need none ignore it. Size it with
   // tcgemm::workspace_size. Contract, as for cuBLAS's workspace:
   // - zero-fill it (cudaMemset 0) once before its first use; every tcgemm
   //   kernel leaves the bytes it needs zero (flags) zero again when it
@@ -167,8 +168,10 @@ Description describe(const GemmArgs& args, const GemmOptions& options = {});
 // 0 when that kernel needs none, when the problem runs no GEMM kernel (M, N,
 // K or alpha is 0) and on any error gemm would return (bad arguments, no
 // sm_90 device, no kernel for the problem). For the production family it is
-// the repack scratch (4 KiB, left untouched, plus the aligned copies; 0 when
-// every operand is TMA-addressable): with it, gemm allocates nothing.
+// 68 KiB of flags (4 KiB it leaves untouched, 64 KiB of K-split tile flags)
+// plus its scratch (the aligned copies of operands TMA cannot address, a K
+// split's fp32 partial sums), or 0 when it needs neither: with it, gemm
+// allocates nothing.
 // Reads the current device; does not synchronize it.
 std::size_t workspace_size(const GemmArgs& args, const GemmOptions& options = {});
 
