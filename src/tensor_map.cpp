@@ -2,7 +2,6 @@
 
 #include <cuda_runtime_api.h>
 
-#include <mutex>
 #include <string>
 
 namespace tcgemm {
@@ -13,37 +12,31 @@ using EncodeTiledFn = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t
                                    const cuuint32_t*, CUtensorMapInterleave, CUtensorMapSwizzle,
                                    CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
 
+using ReplaceAddressFn = CUresult (*)(CUtensorMap*, void*);
+
+// The driver's entry point `symbol` (ABI version 12000: both tensor-map
+// calls date from CUDA 12.0); nullptr when the driver lacks it. The getters
+// below look each one up once (function-local statics are thread-safe).
+void* driver_entry_point(const char* symbol) {
+  void* ptr = nullptr;
+  cudaDriverEntryPointQueryResult query = cudaDriverEntryPointSymbolNotFound;
+  if (cudaGetDriverEntryPointByVersion(symbol, &ptr, 12000, cudaEnableDefault, &query) ==
+          cudaSuccess &&
+      query == cudaDriverEntryPointSuccess) {
+    return ptr;
+  }
+  return nullptr;
+}
+
 EncodeTiledFn encode_tiled_fn() {
-  static EncodeTiledFn fn = nullptr;
-  static std::once_flag once;
-  std::call_once(once, [] {
-    void* ptr = nullptr;
-    cudaDriverEntryPointQueryResult query = cudaDriverEntryPointSymbolNotFound;
-    // 12000: the ABI version of cuTensorMapEncodeTiled (introduced in CUDA 12.0).
-    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &ptr, 12000, cudaEnableDefault,
-                                         &query) == cudaSuccess &&
-        query == cudaDriverEntryPointSuccess) {
-      fn = reinterpret_cast<EncodeTiledFn>(ptr);
-    }
-  });
+  static const auto fn =
+      reinterpret_cast<EncodeTiledFn>(driver_entry_point("cuTensorMapEncodeTiled"));
   return fn;
 }
 
-using ReplaceAddressFn = CUresult (*)(CUtensorMap*, void*);
-
 ReplaceAddressFn replace_address_fn() {
-  static ReplaceAddressFn fn = nullptr;
-  static std::once_flag once;
-  std::call_once(once, [] {
-    void* ptr = nullptr;
-    cudaDriverEntryPointQueryResult query = cudaDriverEntryPointSymbolNotFound;
-    // 12000: cuTensorMapReplaceAddress's ABI version (CUDA 12.0).
-    if (cudaGetDriverEntryPointByVersion("cuTensorMapReplaceAddress", &ptr, 12000,
-                                         cudaEnableDefault, &query) == cudaSuccess &&
-        query == cudaDriverEntryPointSuccess) {
-      fn = reinterpret_cast<ReplaceAddressFn>(ptr);
-    }
-  });
+  static const auto fn =
+      reinterpret_cast<ReplaceAddressFn>(driver_entry_point("cuTensorMapReplaceAddress"));
   return fn;
 }
 

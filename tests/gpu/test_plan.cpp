@@ -72,6 +72,16 @@ std::vector<GemmCase> plan_cases() {
   return cases;
 }
 
+// C equals `ref` element for element and nothing around it changed.
+void expect_exact_c(const GuardedProblem& p, const std::vector<float>& ref,
+                    const std::string& what) {
+  Findings findings;
+  const HostImage out = p.download_c();
+  p.check_exact(out, ref, what, findings);
+  p.check_outside_c(out, what, findings);
+  for (const std::string& f : findings) ADD_FAILURE() << f;
+}
+
 // Runs `plan` on p's operands (integer inputs) and checks C exactly.
 void expect_exact_run(const GemmPlan& plan, GuardedProblem& p, cudaStream_t stream,
                       const std::string& what) {
@@ -80,11 +90,7 @@ void expect_exact_run(const GemmPlan& plan, GuardedProblem& p, cudaStream_t stre
   const GemmArgs& a = p.args();
   ASSERT_TRUE(IsOk(plan.run(a.a.ptr, a.b.ptr, a.c.ptr, a.alpha, a.beta, stream))) << what;
   TCGEMM_CHECK_CUDA(cudaStreamSynchronize(stream));
-  Findings findings;
-  const HostImage out = p.download_c();
-  p.check_exact(out, ref, what, findings);
-  p.check_outside_c(out, what, findings);
-  for (const std::string& f : findings) ADD_FAILURE() << f;
+  expect_exact_c(p, ref, what);
 }
 
 using GemmPlanTest = HopperTest;
@@ -134,11 +140,7 @@ TEST_F(GemmPlanTest, RunIsCapturedInACudaGraph) {
     TCGEMM_CHECK_CUDA(cudaGraphInstantiate(&exec, graph, 0));
     TCGEMM_CHECK_CUDA(cudaGraphLaunch(exec, stream));
     TCGEMM_CHECK_CUDA(cudaStreamSynchronize(stream));
-    Findings findings;
-    const HostImage out = p.download_c();
-    p.check_exact(out, ref, what, findings);
-    p.check_outside_c(out, what, findings);
-    for (const std::string& f : findings) ADD_FAILURE() << f;
+    expect_exact_c(p, ref, what);
     TCGEMM_CHECK_CUDA(cudaGraphExecDestroy(exec));
     TCGEMM_CHECK_CUDA(cudaGraphDestroy(graph));
   }
