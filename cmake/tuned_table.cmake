@@ -118,6 +118,13 @@ function(tcgemm_tuned_table)
       endforeach()
       _tcgemm_tuned_get(config "${file}" "${json}" shapes ${i} tuned config)
       _tcgemm_tuned_get(k_splits "${file}" "${json}" shapes ${i} tuned k_splits)
+      # split_tail: absent from files written before it existed (false).
+      string(JSON split_tail ERROR_VARIABLE error GET "${json}" shapes ${i} tuned split_tail)
+      if(error OR NOT split_tail)
+        set(split_tail false)
+      else()
+        set(split_tail true)
+      endif()
       _tcgemm_tuned_enum(in_cpp "${file}" dtype "${dtype}" ${dtypes})
       _tcgemm_tuned_enum(out_cpp "${file}" out_dtype "${out_dtype}" ${dtypes})
       _tcgemm_tuned_layouts(a_cpp b_cpp c_cpp "${file}" "${layout}")
@@ -128,7 +135,7 @@ function(tcgemm_tuned_table)
       string(APPEND rows
              "    Entry{\"${device}\", ${in_cpp}, ${out_cpp}, ${a_cpp}, ${b_cpp}, ${c_cpp},\n"
              "          ${a_path_cpp}, ${b_path_cpp}, ${epilogue_cpp},\n"
-             "          ${m}, ${n}, ${k}, ${batch}, \"${config}\", ${k_splits}},\n")
+             "          ${m}, ${n}, ${k}, ${batch}, \"${config}\", ${k_splits}, ${split_tail}},\n")
       math(EXPR count "${count} + 1")
     endforeach()
   endforeach()

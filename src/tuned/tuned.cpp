@@ -92,7 +92,7 @@ std::optional<prod::Choice> lookup(std::span<const Entry> table, std::string_vie
     if (it->a_path != paths.a || it->b_path != paths.b || it->epilogue != paths.epilogue) continue;
     const std::optional<int> config = config_index(it->config);
     if (!config || it->k_splits < 1) return std::nullopt;
-    return prod::Choice{*config, it->k_splits};
+    return prod::Choice{*config, it->k_splits, /*separate_reduction=*/false, it->split_tail};
   }
   return std::nullopt;
 }

@@ -44,6 +44,7 @@ struct Entry {
   std::int64_t batch_count = 1;
   std::string_view config;  // a prod::kConfigs name ("prod-128x256")
   int k_splits = 1;
+  bool split_tail = false;  // the split covers the last wave only (prod::Choice::split_tail)
 };
 
 // The key of an entry, in the order the table is sorted by.

@@ -1010,7 +1010,35 @@ std::vector<GemmCase> split_cases() {
   return cases;
 }
 
+// Cases past one wave of every config's tiles, so that a split of the last
+// wave only (Choice::split_tail) has whole units and split ones: aligned,
+// beta 1; odd leading dimensions and offsets (repacked operands), fp32 out;
+// in TN and all row-major (the C^T swap).
+std::vector<GemmCase> tail_cases() {
+  std::vector<GemmCase> cases;
+  std::uint64_t seed = 0x7a11000;
+  for (const StorageOrder& o : {kOrders[0], StorageOrder{kRow, kRow, kRow}}) {
+    GemmCase c = make_case(1100, 3400, 300, o, DType::kBF16, DType::kBF16, ++seed);
+    c.beta = 1.0f;
+    cases.push_back(c);
+    c = make_case(3300, 1030, 330, o, DType::kFP16, DType::kFP32, ++seed);
+    c.lda_pad = c.ldb_pad = c.ldc_pad = 1;
+    c.a_offset = c.b_offset = c.c_offset = 1;
+    cases.push_back(c);
+  }
+  return cases;
+}
+
 using ProdChoices = HopperTest;
+
+// Runs exactly `choice` through launch_choice (not the product: no
+// describe() check of the dispatcher's pick).
+Backend choice_backend(tcgemm::prod::Choice choice, const std::string& name) {
+  return {
+      name,
+      [choice](const GemmArgs& args) { return tcgemm::kernels::prod::launch_choice(args, choice); },
+      false};
+}
 
 // Every row of the config table with no split, splits of 3 and 7 (fewer
 // where K has fewer k-tiles) reduced in place and a split of 3 reduced by a
@@ -1029,13 +1057,40 @@ TEST_F(ProdChoices, EveryConfigAndKSplitIsCorrect) {
       const tcgemm::prod::Choice choice{config, splits, /*separate_reduction=*/variant == 3};
       const std::string name = std::string(tcgemm::prod::kConfigs[config].name) + " split " +
                                std::to_string(splits) + (variant == 3 ? " (second kernel)" : "");
-      const Backend backend{name,
-                            [choice](const GemmArgs& args) {
-                              return tcgemm::kernels::prod::launch_choice(args, choice);
-                            },
-                            false};
-      run_all(cases, "ProdChoices " + name, backend);
+      run_all(cases, "ProdChoices " + name, choice_backend(choice, name));
     }
+  }
+}
+
+// A K split of the last wave only, in 3 and in 5 pieces, for every config
+// that runs one CTA per SM (the others cannot reduce in place and refuse
+// it): whole tiles and split tiles of one launch each exact, the flags back
+// at zero for the second run.
+TEST_F(ProdChoices, SplitOfTheLastWaveIsCorrect) {
+  const std::vector<GemmCase> cases = tail_cases();
+  for (int config = 0; config < tcgemm::prod::kConfigCount; ++config) {
+    if (tcgemm::prod::kConfigs[config].tile.ctas_per_sm != 1) continue;
+    for (const int splits : {3, 5}) {
+      const tcgemm::prod::Choice choice{config, splits, /*separate_reduction=*/false,
+                                        /*split_tail=*/true};
+      const std::string name = std::string(tcgemm::prod::kConfigs[config].name) +
+                               " last-wave split " + std::to_string(splits);
+      run_all(cases, "ProdChoices " + name, choice_backend(choice, name));
+    }
+  }
+}
+
+// A configuration that runs several CTAs per SM has no in-place reduction,
+// so it refuses a split of the last wave with a clear status.
+TEST_F(ProdChoices, SplitOfTheLastWaveNeedsOneCtaPerSm) {
+  for (int config = 0; config < tcgemm::prod::kConfigCount; ++config) {
+    if (tcgemm::prod::kConfigs[config].tile.ctas_per_sm == 1) continue;
+    const GuardedProblem p(tail_cases()[0]);
+    const tcgemm::Status s = tcgemm::kernels::prod::launch_choice(
+        p.args(), tcgemm::prod::Choice{config, 3, /*separate_reduction=*/false,
+                                       /*split_tail=*/true});
+    EXPECT_EQ(s.code, tcgemm::StatusCode::kInvalidValue) << s.message;
+    EXPECT_NE(s.message.find("split_tail"), std::string::npos) << s.message;
   }
 }
 

@@ -6,6 +6,8 @@
 #include <tcgemm/registry.h>
 #include <tcgemm/tcgemm.h>
 
+#include <algorithm>
+#include <array>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -330,15 +332,82 @@ TEST(ProdSelect, CandidatesFitTheDeviceAndSplitsLeaveNoSplitEmpty) {
   }
 }
 
-TEST(ProdSelect, PartialSumsAreSizedPerSplitAndBatchEntry) {
+TEST(ProdSelect, PartialSumsAreSizedPerSplitTileInPlaceAndPerSliceOtherwise) {
   GemmArgs args = problem(16, 4096, 4096, kRow, kCol, kCol);
   args.batch_count = 3;
   args.a.stride = 16 * 4096;
   args.b.stride = 0;
   args.c.stride = 16 * 4096;
   const auto p = tcgemm::prod::canonicalize(args);
-  EXPECT_EQ(tcgemm::prod::partials_bytes(p, 1), 0u);
-  EXPECT_EQ(tcgemm::prod::partials_bytes(p, 4), std::size_t{16} * 4096 * 3 * 4 * 4);
+  using tcgemm::prod::Choice;
+  // prod-128x256 (clusters of 2): one tile pair along M, 16 along N, 3
+  // batch entries.
+  const std::int64_t units = tcgemm::prod::work_units(p, 0);
+  EXPECT_EQ(units, 1 * 16 * 3);
+  EXPECT_EQ(tcgemm::prod::partials_bytes(p, Choice{0, 1}, 0), 0u);
+  // In place: a 128 x 256 fp32 slot per split tile (2 per unit) and split.
+  ASSERT_TRUE(tcgemm::prod::reduces_in_place(p, Choice{0, 4}));
+  EXPECT_EQ(tcgemm::prod::split_units(p, Choice{0, 4}, 66), units);
+  EXPECT_EQ(tcgemm::prod::partials_bytes(p, Choice{0, 4}, units),
+            std::size_t(units) * 2 * 4 * 128 * 256 * 4);
+  // Through a second kernel: dense M x N slices per batch entry and split.
+  const Choice second{0, 4, /*separate_reduction=*/true};
+  ASSERT_FALSE(tcgemm::prod::reduces_in_place(p, second));
+  EXPECT_EQ(tcgemm::prod::partials_bytes(p, second, units), std::size_t{16} * 4096 * 3 * 4 * 4);
+}
+
+TEST(ProdSelect, SplitOfTheLastWaveRunsWholeWavesWholeAndSplitsTheRest) {
+  using tcgemm::prod::Choice;
+  EXPECT_EQ(tcgemm::prod::whole_units(144, 66), 132);
+  EXPECT_EQ(tcgemm::prod::whole_units(132, 66), 132);
+  EXPECT_EQ(tcgemm::prod::whole_units(60, 66), 0);  // under one wave: every unit split
+  EXPECT_EQ(tcgemm::prod::whole_units(60, 0), 0);
+  // 3072^3 on prod-128x256: 12 x 12 tile pairs, 66 clusters resident; an
+  // odd ldc puts C on the register epilogue, which a split runs anyway.
+  GemmArgs odd_c = problem(3072, 3072, 3072, kRow, kCol, kCol);
+  odd_c.c.ld = 3073;
+  const auto p = tcgemm::prod::canonicalize(odd_c);
+  ASSERT_EQ(p.epilogue, tcgemm::prod::EpiloguePath::kDirect);
+  const Choice tail{0, 5, /*separate_reduction=*/false, /*split_tail=*/true};
+  EXPECT_EQ(tcgemm::prod::work_units(p, 0), 144);
+  EXPECT_EQ(tcgemm::prod::split_units(p, tail, 66), 12);
+  EXPECT_EQ(tcgemm::prod::split_units(p, Choice{0, 5}, 66), 144);
+  EXPECT_EQ(tcgemm::prod::split_units(p, Choice{0, 1, false, true}, 66), 0);
+  // The bound holds for any residency up to the device's most.
+  for (std::int64_t r = 1; r <= 66; ++r) {
+    EXPECT_LE(tcgemm::prod::split_units(p, tail, r), tcgemm::prod::split_units_bound(p, tail, 66))
+        << r;
+  }
+  EXPECT_TRUE(tcgemm::prod::reduces_in_place(p, tail));
+  EXPECT_EQ(tcgemm::prod::partials_bytes(p, tail, 12), std::size_t{12} * 2 * 5 * 128 * 256 * 4);
+  // A config of several CTAs per SM cannot reduce in place: no tail split.
+  for (int config = 0; config < tcgemm::prod::kConfigCount; ++config) {
+    if (tcgemm::prod::kConfigs[config].tile.ctas_per_sm == 1) continue;
+    EXPECT_FALSE(tcgemm::prod::reduces_in_place(p, Choice{config, 5, false, true}));
+  }
+  // The candidates hold the tail split that fills the device once (288 tiles:
+  // 2 whole waves of 132, then 24 tiles x 5 pieces), and the estimate ranks it
+  // ahead of the unsplit launch's three waves.
+  const auto model = h200_model();
+  const auto all = tcgemm::prod::candidates(p, model);
+  EXPECT_NE(std::find(all.begin(), all.end(), tail), all.end());
+  EXPECT_LT(tcgemm::prod::estimate_cycles(p, model, tail),
+            tcgemm::prod::estimate_cycles(p, model, Choice{0, 1}));
+  // A problem of whole waves (2816 x 3072: 22 x 12 tiles, two waves) or
+  // under one (2048^2: 128 tiles) gets no tail split of 128 x 256 tiles.
+  for (const auto& dims : {std::array<std::int64_t, 3>{2816, 3072, 4096},
+                           std::array<std::int64_t, 3>{2048, 2048, 2048}}) {
+    GemmArgs args = problem(dims[0], dims[1], dims[2], kRow, kCol, kCol);
+    args.c.ld = dims[0] + 1;
+    const auto q = tcgemm::prod::canonicalize(args);
+    for (const Choice& c : tcgemm::prod::candidates(q, model)) {
+      EXPECT_FALSE(c.split_tail && c.config == 0) << dims[0];
+    }
+  }
+  // Nor one whose C leaves by TMA store: the split would put every tile on
+  // the register epilogue.
+  const auto aligned = tcgemm::prod::canonicalize(problem(3072, 3072, 3072, kRow, kCol, kCol));
+  for (const Choice& c : tcgemm::prod::candidates(aligned, model)) EXPECT_FALSE(c.split_tail);
 }
 
 TEST(ProdDescribe, NamesTheConfigTheSwapAndEachOperandsPath) {

@@ -207,6 +207,10 @@ TEST(TunedGeneratedTable, HoldsEveryTunedShapeOfTheFixtureSorted) {
   const auto batched = find(2048, Layout::kColMajor, DType::kBF16);
   ASSERT_NE(batched, table.end());
   EXPECT_EQ(batched->batch_count, 8);
+  // "split_tail": true there, absent (false) in the others.
+  EXPECT_TRUE(batched->split_tail);
+  EXPECT_EQ(batched->k_splits, 3);
+  EXPECT_FALSE(small->split_tail);
   EXPECT_EQ(find(1000, Layout::kColMajor, DType::kBF16), table.end());  // "tuned": null
 }
 

@@ -112,12 +112,9 @@ std::string summary_line(const TunedShape& s) {
     if (v) std::snprintf(text, sizeof text, "%.4f ms", *v);
     return std::string(text);
   };
-  std::string text = s.tuned ? "tuned " + s.tuned->config +
-                                   " k_splits=" + std::to_string(s.tuned->k_splits) + " " +
-                                   ms(s.tuned->ms)
+  std::string text = s.tuned ? "tuned " + choice_name(*s.tuned) + " " + ms(s.tuned->ms)
                              : std::string("no candidate verified");
-  text += ", heuristic " + s.heuristic.config +
-          " k_splits=" + std::to_string(s.heuristic.k_splits) + " " + ms(s.heuristic.ms);
+  text += ", heuristic " + choice_name(s.heuristic) + " " + ms(s.heuristic.ms);
   if (const std::optional<double> slow = slowdown(s)) {
     char ratio[32];
     std::snprintf(ratio, sizeof ratio, " (%.3fx)", *slow);

@@ -69,15 +69,20 @@ prod::EpiloguePath epilogue_of(const std::string& name, const std::string& where
 }
 
 json measured_json(const Measured& m) {
-  return {{"config", m.config},
-          {"k_splits", m.k_splits},
-          {"ms", optional_json(m.ms)},
-          {"status", m.status}};
+  json j = {{"config", m.config},
+            {"k_splits", m.k_splits},
+            {"ms", optional_json(m.ms)},
+            {"status", m.status}};
+  // Only when set: files keep their form for every other choice.
+  if (m.split_tail) j["split_tail"] = true;
+  return j;
 }
 
 Measured measured_of(const json& j, const std::string& where) {
+  // split_tail: absent in files from before it existed (every tile split).
   return {member<std::string>(j, "config", where), member<int>(j, "k_splits", where),
-          optional_member<double>(j, "ms", where), member<std::string>(j, "status", where)};
+          optional_member<double>(j, "ms", where), member<std::string>(j, "status", where),
+          optional_member<bool>(j, "split_tail", where).value_or(false)};
 }
 
 json shape_json(const TunedShape& s) {
@@ -153,10 +158,6 @@ std::string format_ms(const std::optional<double>& ms) {
   return text;
 }
 
-std::string choice_name(const Measured& m) {
-  return m.config + (m.k_splits > 1 ? " k" + std::to_string(m.k_splits) : std::string());
-}
-
 std::string elapsed_text(double seconds) {
   const auto total = static_cast<long long>(std::max(seconds, 0.0));
   char text[32];
@@ -170,6 +171,11 @@ std::string elapsed_text(double seconds) {
 }
 
 }  // namespace
+
+std::string choice_name(const Measured& m) {
+  return m.config + (m.k_splits > 1 ? " k" + std::to_string(m.k_splits) : std::string()) +
+         (m.k_splits > 1 && m.split_tail ? " tail" : "");
+}
 
 bool ShapeKey::operator==(const ShapeKey& o) const {
   return m == o.m && n == o.n && k == o.k && batch == o.batch && in == o.in && out == o.out &&

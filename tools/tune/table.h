@@ -63,9 +63,14 @@ struct Measured {
   int k_splits = 1;
   std::optional<double> ms;
   std::string status = "ok";
+  bool split_tail = false;  // the split covers the last wave only (prod::Choice::split_tail)
 
   bool operator==(const Measured&) const = default;
 };
+
+// A measured choice as the report names it: "prod-128x256", "prod-64x256 k8",
+// "prod-128x256 k5 tail" (a split of the last wave only).
+std::string choice_name(const Measured& m);
 
 // A candidate's full timing, as the file keeps it.
 struct CandidateTiming {

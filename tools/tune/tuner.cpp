@@ -29,7 +29,8 @@ std::string_view config_name(const prod::Choice& c) {
 }
 
 std::string choice_label(const prod::Choice& c) {
-  return std::string(config_name(c)) + " k_splits=" + std::to_string(c.k_splits);
+  return std::string(config_name(c)) + " k_splits=" + std::to_string(c.k_splits) +
+         (c.split_tail ? " (last wave)" : "");
 }
 
 // The candidates run: all of them, or the `max` of least estimate (in
@@ -138,6 +139,7 @@ TunedShape Tuner::tune(const bench::Problem& problem, const TuneProgress& progre
     CandidateTiming c;
     c.measured.config = std::string(config_name(choices[i]));
     c.measured.k_splits = choices[i].k_splits;
+    c.measured.split_tail = choices[i].split_tail;
     c.measured.status = checks[i].status;
     if (checks[i].error) c.rel_err = checks[i].error->rel_fro;
     const auto at = std::find(timed.begin(), timed.end(), i);

@@ -25,6 +25,7 @@
 // load as zeros, so any M, N, K >= 1 runs on the same path.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <string>
@@ -35,6 +36,7 @@
 #include "kernels/hopper/tma_store_kernel.cuh"
 #include "kernels/prod/config.h"
 #include "kernels/prod/params.h"
+#include "kernels/prod/problem.h"
 #include "ptx/cluster.cuh"
 #include "ptx/common.cuh"
 #include "ptx/mbarrier.cuh"
@@ -103,38 +105,55 @@ struct alignas(16) WorkItem {
   std::int32_t row;
   std::int32_t col;
   std::int32_t batch;
-  std::int32_t padding;
+  std::int32_t split;  // the K split piece, -1 for all of K
 };
 
-// The k-tiles [begin, end) of work entry `entry` (Params::batch_count) and
-// the batch entry its operands come from: every k-tile of batch `entry`
-// without a K split, else split entry % k_splits of batch entry / k_splits.
+// Work unit `unit` (Params' order) and which of its K split pieces a
+// persistent CTA's work index `w` is: the first whole_units indices are
+// whole units, each later unit takes k_splits consecutive indices.
+struct Piece {
+  std::int64_t unit;
+  std::int32_t split;  // -1: all of K
+};
+
+__device__ __forceinline__ Piece piece_of(const Params& p, std::int64_t w) {
+  if (p.k_splits == 1 || w < p.whole_units) return {w, -1};
+  const std::int64_t d = w - p.whole_units;
+  const std::int64_t unit = d / p.k_splits;
+  return {p.whole_units + unit, static_cast<std::int32_t>(d - unit * p.k_splits)};
+}
+
+// Work indices there are: whole units, then k_splits pieces of every other.
+__host__ __device__ __forceinline__ std::int64_t pieces(const Params& p, std::int64_t units) {
+  return p.k_splits == 1 ? units : p.whole_units + (units - p.whole_units) * p.k_splits;
+}
+
+// The k-tiles [begin, end) of piece `split` (-1: every k-tile).
 struct KRange {
   int begin;
   int end;
-  std::int32_t batch;
   __device__ __forceinline__ int count() const { return end - begin; }
 };
 
-__device__ __forceinline__ KRange k_range_of(const Params& p, std::int32_t entry) {
-  if (p.k_splits == 1) return {0, p.k_tiles, entry};
-  const int split = entry % p.k_splits;
+__device__ __forceinline__ KRange k_range_of(const Params& p, std::int32_t split) {
+  if (split < 0) return {0, p.k_tiles};
   const int begin = split * p.k_tiles_per_split;
-  return {begin, min(p.k_tiles, begin + p.k_tiles_per_split), entry / p.k_splits};
+  return {begin, min(p.k_tiles, begin + p.k_tiles_per_split)};
 }
 
 // The tile of work unit u (batch entries one after another, tile pairs of a
 // cluster along a Hilbert curve inside each entry) for cluster rank `rank`.
 template <typename S>
-__device__ __forceinline__ WorkItem work_of(std::int64_t u, std::int64_t units,
+__device__ __forceinline__ WorkItem work_of(Piece piece, std::int64_t units,
                                             std::int64_t units_per_batch, std::int64_t pairs_m,
                                             std::int64_t tiles_n, std::uint32_t rank) {
+  const std::int64_t u = piece.unit;
   // (A 64-bit division is a ~100-instruction call: only batches pay it.)
   const std::int64_t batch = units_per_batch == units ? 0 : u / units_per_batch;
   const sched::TileCoord unit =
       sched::HilbertOrder::tile(u - batch * units_per_batch, pairs_m, tiles_n);
   return {static_cast<std::int32_t>(sched::cluster_member_tile(unit, rank, S::kClusterM).m * S::BM),
-          static_cast<std::int32_t>(unit.n * S::BN), static_cast<std::int32_t>(batch), 0};
+          static_cast<std::int32_t>(unit.n * S::BN), static_cast<std::int32_t>(batch), piece.split};
 }
 
 template <typename TIn, typename TOut, int kConfig>
@@ -225,79 +244,104 @@ __device__ __forceinline__ void store_packed_part(int part,
 // --- split-K: the reduction in place ------------------------------------------
 
 // One consumer's 64 x BN slice of a split tile (Params::split_flags): write
-// this split's fp32 partial sums, count the split in the slice's flag, and,
-// if it is the last to arrive, sum every split's partials in split order
-// (the same bits whichever arrives last) and store C. The flag goes back to
-// zero for the next launch. `broadcast` is a word of shared memory the
-// warpgroup owns (the unused C staging buffer of a register-epilogue
-// instance).
+// this piece's fp32 partial sums into its slot, count the piece in the
+// slice's flag, and, if it is the last to arrive, sum every split's
+// partials in split order (the same bits whichever arrives last) and store
+// C (alpha, beta; column-major after canonicalization). The flag goes back
+// to zero for the next launch. Only the slice's rows and columns that exist
+// in C move (a small M or N leaves few). `tile_slot` numbers the launch's
+// split tiles (0 .. split tiles - 1).
 template <typename TOut, typename S>
 __device__ __forceinline__ void split_k_fixup(const float (&acc)[S::BN / 2], const Params& p,
-                                              std::int32_t entry, std::int64_t row0,
+                                              std::int64_t tile_slot, std::int32_t split,
+                                              std::int32_t batch, std::int64_t row0,
                                               std::int64_t col0, int consumer, int barrier,
-                                              bool leader, int* broadcast) {
-  const std::int64_t slice = p.m * p.n;
-  const std::int32_t batch = entry / p.k_splits;
-  float* const mine = p.partials + std::int64_t{entry} * slice;
-  hopper::store_accumulators<float, S::BN, true>(acc, {mine, p.m, p.m, p.n, 1.0f, 0.0f}, row0,
-                                                 col0);
+                                              bool leader) {
+  // Slots: [split tile][split][consumer][BN columns][64 rows], column-major
+  // as C is, so that four rows are one 16-byte load and the sums leave for
+  // C along M.
+  constexpr int kRows = tcgemm::prod::kWgmmaM;
+  constexpr int kSlice = kRows * S::BN;
+  const auto slice = [&](int s) {
+    return p.partials + ((tile_slot * p.k_splits + s) * S::kConsumers + consumer) * kSlice;
+  };
+  const int rows = static_cast<int>(std::clamp<std::int64_t>(p.m - row0, 0, kRows));
+  const int cols = static_cast<int>(std::clamp<std::int64_t>(p.n - col0, 0, S::BN));
+  const int lane = threadIdx.x % 32;
+  const int row = (threadIdx.x % S::kWarpgroupThreads) / 32 * 16 + lane / 4;
+  const int col = 2 * (lane % 4);
+  float* const mine = slice(split);
+  // Fragment element v of chunk j: row + 8 (v / 2), column 8 j + col + v % 2.
+#pragma unroll
+  for (int j = 0; j < S::BN / 8; ++j) {
+#pragma unroll
+    for (int v = 0; v < 4; ++v) {
+      const int r = row + (v / 2) * 8;
+      const int c = j * 8 + col + v % 2;
+      if (r < rows && c < cols) __stcg(mine + c * kRows + r, acc[4 * j + v]);
+    }
+  }
   // Release: every thread's partials before the leader's count.
   __threadfence();
   ptx::named_barrier_sync(barrier, S::kWarpgroupThreads);
-  // Tiles rounded up to whole clusters, as split_flag_count (problem.h).
-  const std::int64_t tiles_m = sched::ceil_div(p.tiles_m, S::kClusterM) * S::kClusterM;
-  const std::int64_t flag =
-      ((std::int64_t{batch} * tiles_m + row0 / S::BM) * p.tiles_n + col0 / S::BN) * S::kConsumers +
-      consumer;
-  if (leader) *broadcast = static_cast<int>(atomicAdd(&p.split_flags[flag], 1u));
-  ptx::named_barrier_sync(barrier, S::kWarpgroupThreads);
-  const bool last = *broadcast == p.k_splits - 1;
-  // The broadcast word is read: free for the next slice.
-  ptx::named_barrier_sync(barrier, S::kWarpgroupThreads);
-  if (!last) return;
-  // Acquire: the other splits' partials after their counts.
+  unsigned* const flag = &p.split_flags[tile_slot * S::kConsumers + consumer];
+  const bool last_here = leader && atomicAdd(flag, 1u) == static_cast<unsigned>(p.k_splits - 1);
+  if (!ptx::named_barrier_sync_or(barrier, S::kWarpgroupThreads, last_here)) return;
+  // Acquire: the other pieces' partials after their counts.
   __threadfence();
-  // The slice's elements that exist in C, in column-major order (C and the
-  // partials are column-major): thread t takes elements t, t + 128, ...,
-  // kBatch of them per pass so that kBatch loads of each split are in flight
-  // at once (a small M leaves few elements, a large one many).
-  constexpr int kBatch = 16;
+  // The sums, spread over the warpgroup by element, not by fragment (a small
+  // M leaves a few threads owning every valid element), four rows at a
+  // time: thread t takes groups t, t + 128, ... of the slice's
+  // ceil(rows / 4) x cols row groups (a column's last group may reach into
+  // rows past M, inside the slot, never stored), kBatch groups per pass and
+  // two splits' loads in flight at once. The reduction is latency-bound:
+  // 16-byte loads, two splits at a time, made a split of 2 of 1024^3 in
+  // 128 x 256 tiles 2x faster (H200).
+  constexpr int kBatch = 8;
   constexpr int kThreads = S::kWarpgroupThreads;
-  const int rows = static_cast<int>(std::min<std::int64_t>(tcgemm::prod::kWgmmaM, p.m - row0));
-  const int cols = static_cast<int>(std::min<std::int64_t>(S::BN, p.n - col0));
-  const float* const first =
-      p.partials + std::int64_t{batch} * p.k_splits * slice + col0 * p.m + row0;
+  const int groups_per_col = (rows + 3) / 4;
+  const int count = groups_per_col * cols;
+  const auto add = [](float4 x, float4 y) {
+    return make_float4(x.x + y.x, x.y + y.y, x.z + y.z, x.w + y.w);
+  };
   TOut* const c = static_cast<TOut*>(p.c) + std::int64_t{batch} * p.stride_c + col0 * p.ldc + row0;
-  const int t = threadIdx.x % kThreads;
-  const int count = rows > 0 && cols > 0 ? rows * cols : 0;
-  for (int e0 = 0; e0 < count; e0 += kThreads * kBatch) {
-    int col[kBatch];  // each element's column and row in the slice; -1: past the end
-    int row[kBatch];
-    float sum[kBatch];
+  for (int g0 = threadIdx.x % kThreads; g0 < count; g0 += kThreads * kBatch) {
+    int at[kBatch];  // each group's offset in the slot; -1: past the end
+    float4 sum[kBatch];
 #pragma unroll
     for (int u = 0; u < kBatch; ++u) {
-      const int e = e0 + u * kThreads + t;
-      col[u] = e < count ? e / rows : -1;
-      row[u] = e - col[u] * rows;
-      sum[u] = 0.0f;
+      const int g = g0 + u * kThreads;
+      at[u] = g < count ? (g / groups_per_col) * kRows + (g % groups_per_col) * 4 : -1;
+      sum[u] = at[u] >= 0 ? __ldcg(reinterpret_cast<const float4*>(slice(0) + at[u]))
+                          : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     }
-    for (int s = 0; s < p.k_splits; ++s) {
-      const float* const split_slice = first + s * slice;
+#pragma unroll 2
+    for (int s = 1; s < p.k_splits; ++s) {
+      const float* const split_slice = slice(s);
 #pragma unroll
       for (int u = 0; u < kBatch; ++u) {
-        if (col[u] >= 0) sum[u] += __ldcg(split_slice + std::int64_t{col[u]} * p.m + row[u]);
+        if (at[u] >= 0) {
+          sum[u] = add(sum[u], __ldcg(reinterpret_cast<const float4*>(split_slice + at[u])));
+        }
       }
     }
 #pragma unroll
     for (int u = 0; u < kBatch; ++u) {
-      if (col[u] < 0) continue;
-      TOut* out = c + std::int64_t{col[u]} * p.ldc + row[u];
-      float value = p.alpha * sum[u];
-      if (p.beta != 0.0f) value += p.beta * to_float(*out);
-      *out = from_float<TOut>(value);
+      if (at[u] < 0) continue;
+      const int c_row = at[u] % kRows;
+      TOut* const out = c + std::int64_t{at[u] / kRows} * p.ldc + c_row;
+      const float values[4] = {sum[u].x, sum[u].y, sum[u].z, sum[u].w};
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        if (c_row + q < rows) {
+          float value = p.alpha * values[q];
+          if (p.beta != 0.0f) value += p.beta * to_float(out[q]);
+          out[q] = from_float<TOut>(value);
+        }
+      }
     }
   }
-  if (leader) p.split_flags[flag] = 0u;
+  if (leader) *flag = 0u;
 }
 
 // --- the kernel ---------------------------------------------------------------
@@ -320,6 +364,7 @@ __global__ void __launch_bounds__(Shape<kConfig>::kThreads, Shape<kConfig>::kCta
   const std::int64_t pairs_m = sched::ceil_div(p.tiles_m, S::kClusterM);
   const std::int64_t units_per_batch = pairs_m * p.tiles_n;
   const std::int64_t units = units_per_batch * p.batch_count;
+  const std::int64_t work_count = pieces(p, units);
   const std::int64_t cluster_id = blockIdx.x / S::kClusterM;
   const std::int64_t clusters = gridDim.x / S::kClusterM;
   const std::uint32_t rank = S::kClusterM > 1 ? ptx::cluster_ctarank() : 0;
@@ -347,12 +392,13 @@ __global__ void __launch_bounds__(Shape<kConfig>::kThreads, Shape<kConfig>::kCta
       ptx::tma_prefetch_descriptor(&map_b);
       hopper::RingPosition<S::kStages> ring;
       constexpr std::uint16_t kAllCtas = (1u << S::kClusterM) - 1;
-      for (std::int64_t u = cluster_id; u < units; u += clusters) {
-        const WorkItem work = work_of<S>(u, units, units_per_batch, pairs_m, p.tiles_n, rank);
+      for (std::int64_t w = cluster_id; w < work_count; w += clusters) {
+        const WorkItem work =
+            work_of<S>(piece_of(p, w), units, units_per_batch, pairs_m, p.tiles_n, rank);
         const std::int32_t row = work.row;
         const std::int32_t col = work.col;
-        const KRange k_range = k_range_of(p, work.batch);
-        const std::int32_t batch = k_range.batch;
+        const std::int32_t batch = work.batch;
+        const KRange k_range = k_range_of(p, work.split);
 
         for (int kt = k_range.begin; kt < k_range.end; ++kt, ring.advance()) {
           // A fresh barrier's "previous" phase counts as complete: the first
@@ -362,8 +408,8 @@ __global__ void __launch_bounds__(Shape<kConfig>::kThreads, Shape<kConfig>::kCta
           if (S::kHandOff && kt == k_range.begin) {
             ptx::mbarrier_arrive_expect_tx(full, S::kStageBytes + sizeof(WorkItem));
             ptx::st_async_16(&smem.work[ring.slot], static_cast<std::uint32_t>(row),
-                             static_cast<std::uint32_t>(col),
-                             static_cast<std::uint32_t>(work.batch), 0, full);
+                             static_cast<std::uint32_t>(col), static_cast<std::uint32_t>(batch),
+                             static_cast<std::uint32_t>(work.split), full);
           } else {
             ptx::mbarrier_arrive_expect_tx(full, S::kStageBytes);
           }
@@ -450,18 +496,20 @@ __global__ void __launch_bounds__(Shape<kConfig>::kThreads, Shape<kConfig>::kCta
     // in 32 bits, as in ladder step 14: the deferred store leaves no
     // register to spare).
     const int local_units =
-        cluster_id < units ? static_cast<int>(sched::ceil_div(units - cluster_id, clusters)) : 0;
+        cluster_id < work_count
+            ? static_cast<int>(sched::ceil_div(work_count - cluster_id, clusters))
+            : 0;
     for (int i = 0; i < local_units; ++i) {
       WorkItem work{};
       if constexpr (!S::kHandOff) {
-        work = work_of<S>(cluster_id + std::int64_t{i} * clusters, units, units_per_batch, pairs_m,
-                          p.tiles_n, rank);
+        work = work_of<S>(piece_of(p, cluster_id + std::int64_t{i} * clusters), units,
+                          units_per_batch, pairs_m, p.tiles_n, rank);
       }
       int previous_slot = -1;
       // The tile's k-tiles: all of them, or its split's share. With the
       // hand-off the count is known once the first k-tile brings the work
       // item (the loop condition reads it again).
-      int k_count = S::kHandOff ? 1 : k_range_of(p, work.batch).count();
+      int k_count = S::kHandOff ? 1 : k_range_of(p, work.split).count();
       for (int kt = 0; kt < k_count; ++kt, ring.advance()) {
         ptx::mbarrier_wait_parity(&smem.full[ring.slot], ring.phase);
         if (S::kHandOff && kt == 0) {
@@ -471,7 +519,7 @@ __global__ void __launch_bounds__(Shape<kConfig>::kThreads, Shape<kConfig>::kCta
           // before the slot's release.
           work = smem.work[ring.slot];
           ptx::fence_proxy_async_shared();
-          k_count = k_range_of(p, work.batch).count();
+          k_count = k_range_of(p, work.split).count();
         }
         ptx::wgmma_fence();
         const TIn* a_tile = smem.a[ring.slot] + consumer * tcgemm::prod::kWgmmaM * S::BK;
@@ -513,8 +561,13 @@ __global__ void __launch_bounds__(Shape<kConfig>::kThreads, Shape<kConfig>::kCta
 
       const std::int32_t row0 = work.row + consumer * tcgemm::prod::kWgmmaM;
       const std::int32_t col0 = work.col;
+      // The entry of C this piece stores: its batch entry, or, when a second
+      // kernel reduces the split, its dense fp32 slice.
+      const bool to_slices = p.k_splits > 1 && p.split_flags == nullptr;
+      const std::int64_t c_entry =
+          to_slices ? std::int64_t{work.batch} * p.k_splits + work.split : work.batch;
       // The TMA store's batch coordinate, -1 for a 2-D map (store_c_buffer).
-      const std::int32_t c_batch = p.c_batched != 0 ? work.batch : -1;
+      const std::int32_t c_batch = p.c_batched != 0 ? static_cast<std::int32_t>(c_entry) : -1;
       if constexpr (S::kDeferredStore && kTmaStore) {
         while (pending_part < S::kCParts) store_pending_part();
       }
@@ -537,17 +590,28 @@ __global__ void __launch_bounds__(Shape<kConfig>::kThreads, Shape<kConfig>::kCta
           hopper::store_accumulators<TOut, S::BN, true>(acc, ep, row0, col0);
         }
       };
-      // (In place only with one CTA per SM: the 64 x 64 row's register
+      // A split piece reduced in place: the last of a tile's pieces stores
+      // C from every piece's partial sums. (Not compiled into the TMA-store
+      // instances: there a version of it made 4096^3 1.3% slower though it
+      // never ran, H200. One CTA per SM only: the 64 x 64 row's register
       // budget of 80 has no room for it; its splits reduce in a second
       // kernel, tcgemm::prod::split_in_place.)
       if constexpr (!kTmaStore && S::kCtasPerSm == 1) {
-        if (p.split_flags != nullptr) {
-          split_k_fixup<TOut, S>(acc, p, work.batch, row0, col0, consumer, c_barrier, leader,
-                                 reinterpret_cast<int*>(&smem.c) + consumer);
+        if (work.split >= 0 && p.split_flags != nullptr) {
+          // The split unit's ordinal in 32 bits: an in-place split has at
+          // most kSplitFlagBytes / 4 split tiles, so w - whole_units is
+          // under 2^18 (a 64-bit division here spills the consumers).
+          const auto split_piece =
+              static_cast<std::uint32_t>(cluster_id + std::int64_t{i} * clusters - p.whole_units);
+          const std::int64_t tile_slot =
+              std::int64_t{split_piece / static_cast<std::uint32_t>(p.k_splits)} * S::kClusterM +
+              rank;
+          split_k_fixup<TOut, S>(acc, p, tile_slot, work.split, work.batch, row0, col0, consumer,
+                                 c_barrier, leader);
           continue;
         }
       }
-      void* const c = static_cast<TOut*>(p.c) + work.batch * p.stride_c;
+      void* const c = static_cast<TOut*>(p.c) + c_entry * p.stride_c;
       // C = A * B, the common case, with alpha and beta as constants: the
       // epilogue then has no scaling and no reads of C at all. Passed at run
       // time, alpha and beta sit in per-thread registers, and the compiler
@@ -578,8 +642,9 @@ __global__ void __launch_bounds__(Shape<kConfig>::kThreads, Shape<kConfig>::kCta
 // the context cuTensorMapEncodeTiled needs on a fresh host thread:
 // docs/hopper-notes.md) and sizes the persistent grid: the fewest clusters
 // that need no more rounds of tiles than the resident maximum, so every
-// cluster gets the same number of tiles, or one less. Runs before anything
-// is enqueued.
+// cluster gets the same number of tiles, or one less (a tail split: every
+// resident cluster, and the whole units it runs before the split ones). Runs
+// before anything is enqueued.
 template <int kConfig, Major kMajorA, Major kMajorB, typename TIn, typename TOut, bool kTmaStore>
 Status prepare_instance(Launch& l) {
   using S = Shape<kConfig>;
@@ -604,10 +669,20 @@ Status prepare_instance(Launch& l) {
     }
     resident = per_sm * sms;
   }
-  const Params& p = l.params;
+  Params& p = l.params;
   const std::int64_t units = sched::ceil_div(p.tiles_m, S::kClusterM) * p.tiles_n * p.batch_count;
-  std::int64_t clusters = std::min<std::int64_t>(resident, units);
-  clusters = sched::ceil_div(units, sched::ceil_div(units, clusters));
+  const std::int64_t clusters_resident = resident;  // clusters (CTAs without one)
+  std::int64_t clusters = 0;
+  if (l.split_tail) {
+    // Whole waves of whole units, then the rest in pieces: the grid is every
+    // resident cluster, so that the waves are the ones whole_units counts.
+    p.whole_units = tcgemm::prod::whole_units(units, clusters_resident);
+    clusters = std::min<std::int64_t>(clusters_resident, pieces(p, units));
+  } else {
+    const std::int64_t work = pieces(p, units);
+    clusters = std::min<std::int64_t>(clusters_resident, work);
+    clusters = sched::ceil_div(work, sched::ceil_div(work, clusters));
+  }
   l.ctas = static_cast<unsigned>(clusters * S::kClusterM);
   return Status::success();
 }

@@ -101,11 +101,13 @@ struct ScratchLayout {
   std::size_t bytes = 0;
 };
 
-ScratchLayout scratch_layout(const Problem& problem, const Choice& choice) {
+// `split_units`: the units the launch splits (problem.h's split_units).
+ScratchLayout scratch_layout(const Problem& problem, const Choice& choice,
+                             std::int64_t split_units) {
   constexpr std::size_t kAlign = 256;
   ScratchLayout l;
   const std::size_t repack = tcgemm::prod::scratch_bytes(problem);
-  const std::size_t partials = tcgemm::prod::partials_bytes(problem, choice.k_splits);
+  const std::size_t partials = tcgemm::prod::partials_bytes(problem, choice, split_units);
   l.partials_offset = (repack + kAlign - 1) / kAlign * kAlign;
   l.bytes = partials > 0 ? l.partials_offset + partials : repack;
   return l;
@@ -195,7 +197,18 @@ Status device_model(tcgemm::prod::DeviceModel* model) {
 }
 
 std::size_t workspace_choice(const GemmArgs& args, Choice choice) {
-  const std::size_t scratch = scratch_layout(tcgemm::prod::canonicalize(args), choice).bytes;
+  const Problem problem = tcgemm::prod::canonicalize(args);
+  // Before a launch has its grid, a tail split's split units are bounded by
+  // the clusters the device could hold at most.
+  std::int64_t max_resident = tcgemm::prod::work_units(problem, choice.config);
+  if (tcgemm::prod::DeviceModel model; choice.split_tail && device_model(&model).ok()) {
+    const tcgemm::prod::TileConfig& t = kConfigs[choice.config].tile;
+    max_resident = std::int64_t{model.sm_count} * t.ctas_per_sm / t.cluster_m;
+  }
+  const std::size_t scratch =
+      scratch_layout(problem, choice,
+                     tcgemm::prod::split_units_bound(problem, choice, max_resident))
+          .bytes;
   return scratch == 0 ? 0 : tcgemm::prod::kReservedWorkspaceBytes + scratch;
 }
 
@@ -233,11 +246,19 @@ Status prod::prepare(const GemmArgs& args, Choice choice, PreparedLaunch* out) {
   prepared = PreparedLaunch{};
   prepared.swapped = problem.swapped;
   const int splits = tcgemm::prod::effective_splits(c.k, choice.k_splits);
-  // A split launch writes fp32 partial sums through the register epilogue;
-  // the reduction applies alpha and beta and writes C.
+  // A split runs the register-epilogue instance: reduced in place, the last
+  // piece of a tile stores C from the sums (alpha, beta, any layout); reduced
+  // by a second kernel, every piece writes fp32 partial sums, and the
+  // reduction applies alpha and beta and writes C.
   prepared.split = splits > 1;
-  prepared.split_in_place = prepared.split && !choice.separate_reduction &&
-                            tcgemm::prod::split_in_place(problem, choice.config);
+  prepared.split_in_place = tcgemm::prod::reduces_in_place(problem, choice);
+  const bool split_tail = prepared.split && choice.split_tail;
+  if (split_tail && !prepared.split_in_place) {
+    return {StatusCode::kInvalidValue,
+            std::string(entry.name) +
+                ": split_tail needs the in-place reduction (one CTA per SM, no "
+                "separate_reduction)"};
+  }
   prepared.tma_c = !prepared.split && problem.epilogue == EpiloguePath::kTmaStore;
   const bool c_batched = c.batch_count > 1;
 
@@ -250,13 +271,19 @@ Status prod::prepare(const GemmArgs& args, Choice choice, PreparedLaunch* out) {
   p.n = c.n;
   p.tiles_m = sched::ceil_div(c.m, tile.bm);
   p.tiles_n = sched::ceil_div(c.n, tile.bn);
-  p.batch_count = c.batch_count * splits;
+  p.batch_count = c.batch_count;
   p.k_tiles = static_cast<int>(sched::ceil_div(c.k, tile.bk));
   p.k_splits = splits;
   p.k_tiles_per_split = static_cast<int>(tcgemm::prod::k_tiles_per_split(c.k, splits));
+  // Every unit split; a tail split's whole units are set by the instance's
+  // prepare, which knows the resident clusters.
+  p.whole_units = 0;
+  launch.split_tail = split_tail;
   p.a_batched = problem.a.shared ? 0 : 1;
   p.b_batched = problem.b.shared ? 0 : 1;
-  p.c_batched = c_batched || prepared.split ? 1 : 0;
+  // A split reduced by a second kernel stores dense slices, one per batch
+  // entry and split (a 3-D C); one reduced in place stores C itself.
+  p.c_batched = c_batched || (prepared.split && !prepared.split_in_place) ? 1 : 0;
   if (prepared.split && !prepared.split_in_place) {
     // C is the partial slices: e = batch * splits + split, dense M x N.
     p.ldc = c.m;
@@ -266,9 +293,9 @@ Status prod::prepare(const GemmArgs& args, Choice choice, PreparedLaunch* out) {
     return {StatusCode::kNotSupported,
             std::string(entry.name) + ": more tiles per batch entry than its order indexes"};
   }
-  if (p.batch_count > INT32_MAX) {
+  if (c.batch_count * splits > INT32_MAX) {
     return {StatusCode::kNotSupported, std::string(entry.name) + ": batch_count x K splits (" +
-                                           std::to_string(p.batch_count) +
+                                           std::to_string(c.batch_count * splits) +
                                            ") past the 32-bit batch coordinate"};
   }
 
@@ -279,7 +306,23 @@ Status prod::prepare(const GemmArgs& args, Choice choice, PreparedLaunch* out) {
       prod::instance_index(choice.config, problem.a.major, problem.b.major, prepared.tma_c))];
   if (Status s = prepared.instance->prepare(launch); !s.ok()) return s;
 
-  const ScratchLayout layout = scratch_layout(problem, choice);
+  const std::int64_t units = tcgemm::prod::work_units(problem, choice.config);
+  if (split_tail && p.whole_units == units) {
+    // Whole waves only: nothing left to split.
+    p.k_splits = 1;
+    p.k_tiles_per_split = p.k_tiles;
+    p.whole_units = 0;
+    prepared.split = false;
+    prepared.split_in_place = false;
+  }
+  const std::int64_t split_units = prepared.split ? units - p.whole_units : 0;
+  if (prepared.split_in_place &&
+      split_units * tile.cluster_m * tile.consumers >
+          static_cast<std::int64_t>(tcgemm::prod::kSplitFlagBytes / sizeof(std::uint32_t))) {
+    return {StatusCode::kNotSupported,
+            std::string(entry.name) + ": more split tiles than the workspace has flags for"};
+  }
+  const ScratchLayout layout = scratch_layout(problem, choice, split_units);
   prepared.scratch_bytes = layout.bytes;
   prepared.partials_offset = layout.partials_offset;
   // A repacked operand's map describes its copy in scratch: encoded here at

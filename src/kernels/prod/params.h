@@ -30,19 +30,26 @@ struct Params {
   float beta = 0.0f;
   std::int64_t tiles_m = 0;  // per batch entry
   std::int64_t tiles_n = 0;
-  // Batch entries times K splits: the kernel's work is tiles x batch_count
-  // "entries", entry e being batch e / k_splits, K split e % k_splits.
   std::int64_t batch_count = 1;
   int k_tiles = 0;
+  // The K split (problem.h's Choice). The kernel's work units are tile pairs
+  // of a cluster (batch entries one after another, a Hilbert curve inside
+  // each); the first whole_units of them run over all of K, each later one as
+  // k_splits pieces of k_tiles_per_split k-tiles (the last piece may have
+  // fewer), the pieces of a unit next to each other in the persistent
+  // order. k_splits == 1: every unit whole.
   int k_splits = 1;
-  int k_tiles_per_split = 0;  // every split's share but the last's, which may be less
+  int k_tiles_per_split = 0;
+  std::int64_t whole_units = 0;
   // With k_splits > 1 and split_flags set, the kernel reduces in place
-  // (split_k_fixup in kernel.cuh): each split writes its fp32 partial sums
-  // (M x N, dense, one slice per entry) and counts itself in its tile's flag;
-  // the last to arrive sums every split's slice in split order and writes C
-  // (c, ldc, stride_c, alpha, beta are then the caller's), and zeroes the
-  // flag again. Without flags, c is the partial slices themselves and the
-  // reduction is a second kernel (split_k.h).
+  // (split_k_fixup in kernel.cuh): each piece writes its fp32 partial sums
+  // into its slot (one BM x BN tile per split tile and split) and counts
+  // itself in its tile's flag; the last to arrive sums every split's slot in
+  // split order (the same bits whichever arrives last), stores C through the
+  // normal epilogue (c, ldc, stride_c, alpha, beta are the caller's) and
+  // zeroes the flag again. Without flags (every unit split), c is dense
+  // fp32 slices, entry batch * k_splits + split, and the reduction is a
+  // second kernel (split_k.h).
   float* partials = nullptr;
   unsigned* split_flags = nullptr;
   // 1 when the operand has a matrix per batch entry (a 3-D tensor map, the
@@ -61,6 +68,10 @@ struct Launch {
   cudaStream_t stream = nullptr;
   std::string_view name;
   unsigned ctas = 0;  // the persistent grid, set by Instance::prepare
+  // A K split of the last wave only (problem.h's Choice::split_tail):
+  // Instance::prepare sets params.whole_units to the whole waves the
+  // resident clusters run.
+  bool split_tail = false;
 };
 
 // One instantiated kernel (kernel.cuh, compiled in instances_*.cu): prepare

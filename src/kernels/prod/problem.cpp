@@ -118,19 +118,16 @@ std::int64_t k_tiles_per_split(std::int64_t k, int k_splits) {
                          std::int64_t{effective_splits(k, k_splits)});
 }
 
-std::size_t partials_bytes(const Problem& problem, int k_splits) {
+std::int64_t work_units(const Problem& problem, int config) {
   const GemmArgs& a = problem.args;
-  const int splits = effective_splits(a.k, k_splits);
-  if (splits == 1) return 0;
-  return static_cast<std::size_t>(a.m) * static_cast<std::size_t>(a.n) *
-         static_cast<std::size_t>(a.batch_count) * static_cast<std::size_t>(splits) * sizeof(float);
+  const TileConfig& t = kConfigs[config].tile;
+  return sched::ceil_div(sched::ceil_div(a.m, t.bm), std::int64_t{t.cluster_m}) *
+         sched::ceil_div(a.n, t.bn) * a.batch_count;
 }
 
 std::int64_t split_flag_count(const Problem& problem, int config) {
-  const GemmArgs& a = problem.args;
   const TileConfig& t = kConfigs[config].tile;
-  return round_up(sched::ceil_div(a.m, t.bm), t.cluster_m) * sched::ceil_div(a.n, t.bn) *
-         a.batch_count * t.consumers;
+  return work_units(problem, config) * t.cluster_m * t.consumers;
 }
 
 bool split_in_place(const Problem& problem, int config) {
@@ -138,6 +135,47 @@ bool split_in_place(const Problem& problem, int config) {
   return kConfigs[config].tile.ctas_per_sm == 1 &&
          split_flag_count(problem, config) <=
              static_cast<std::int64_t>(kSplitFlagBytes / sizeof(std::uint32_t));
+}
+
+bool reduces_in_place(const Problem& problem, Choice choice) {
+  if (effective_splits(problem.args.k, choice.k_splits) == 1 || choice.separate_reduction) {
+    return false;
+  }
+  // A tail split has at most a wave of split tiles: its flags always fit.
+  return choice.split_tail ? kConfigs[choice.config].tile.ctas_per_sm == 1
+                           : split_in_place(problem, choice.config);
+}
+
+std::int64_t whole_units(std::int64_t units, std::int64_t resident) {
+  return resident > 0 && units >= resident ? units / resident * resident : 0;
+}
+
+std::int64_t split_units(const Problem& problem, Choice choice, std::int64_t resident) {
+  if (effective_splits(problem.args.k, choice.k_splits) == 1) return 0;
+  const std::int64_t units = work_units(problem, choice.config);
+  return choice.split_tail ? units - whole_units(units, resident) : units;
+}
+
+std::int64_t split_units_bound(const Problem& problem, Choice choice, std::int64_t max_resident) {
+  if (effective_splits(problem.args.k, choice.k_splits) == 1) return 0;
+  const std::int64_t units = work_units(problem, choice.config);
+  // units % r < r <= max_resident for every residency r that has a whole
+  // wave; fewer units than r are all split, and fewer than max_resident.
+  return choice.split_tail ? std::min(units, std::max<std::int64_t>(max_resident, 1)) : units;
+}
+
+std::size_t partials_bytes(const Problem& problem, Choice choice, std::int64_t split) {
+  const GemmArgs& a = problem.args;
+  const int splits = effective_splits(a.k, choice.k_splits);
+  if (splits == 1 || split == 0) return 0;
+  if (reduces_in_place(problem, choice)) {
+    const TileConfig& t = kConfigs[choice.config].tile;
+    return static_cast<std::size_t>(split) * static_cast<std::size_t>(t.cluster_m) *
+           static_cast<std::size_t>(splits) * static_cast<std::size_t>(t.bm) *
+           static_cast<std::size_t>(t.bn) * sizeof(float);
+  }
+  return static_cast<std::size_t>(a.m) * static_cast<std::size_t>(a.n) *
+         static_cast<std::size_t>(a.batch_count) * static_cast<std::size_t>(splits) * sizeof(float);
 }
 
 namespace {
@@ -176,15 +214,25 @@ double estimate_cycles(const Problem& problem, const DeviceModel& device, Choice
   const ConfigEntry& entry = kConfigs[choice.config];
   const TileConfig& t = entry.tile;
   const int splits = effective_splits(a.k, choice.k_splits);
+  const std::int64_t k_whole = sched::ceil_div(a.k, std::int64_t{t.bk}) * t.bk;
   const std::int64_t k_per_split = k_tiles_per_split(a.k, splits) * t.bk;
-  const std::int64_t units = padded_tiles(a, t) * splits;
+  const std::int64_t tiles = padded_tiles(a, t);
   const std::int64_t slots = std::int64_t{std::max(device.sm_count, 1)} * t.ctas_per_sm;
-  const std::int64_t waves = sched::ceil_div(units, slots);
-  // Tensor cores: each wave runs one unit per CTA slot; ctas_per_sm CTAs
-  // share an SM's throughput_pct.
-  const double unit_flops = 2.0 * t.bm * t.bn * static_cast<double>(k_per_split);
+  // Tiles run over all of K and tiles run in `splits` pieces: a tail split
+  // runs the whole waves whole and splits the rest; otherwise all or none
+  // are split.
+  const std::int64_t split_tiles =
+      splits == 1 ? 0 : (choice.split_tail ? tiles - whole_units(tiles, slots) : tiles);
+  const std::int64_t whole_tiles = tiles - split_tiles;
+  const std::int64_t whole_waves = sched::ceil_div(whole_tiles, slots);
+  const std::int64_t piece_waves = sched::ceil_div(split_tiles * splits, slots);
+  // Tensor cores: each wave runs one tile (or piece) per CTA slot;
+  // ctas_per_sm CTAs share an SM's throughput_pct.
+  const auto flops = [&](std::int64_t k) { return 2.0 * t.bm * t.bn * static_cast<double>(k); };
   const double sm_rate = kTensorFlopsPerSmCycle * entry.throughput_pct / 100.0;
-  const double compute = static_cast<double>(waves) * unit_flops * t.ctas_per_sm / sm_rate;
+  const double compute = (static_cast<double>(whole_waves) * flops(k_whole) +
+                          static_cast<double>(piece_waves) * flops(k_per_split)) *
+                         t.ctas_per_sm / sm_rate;
   // Memory: unique operand bytes and C (read too when beta != 0) over DRAM,
   // plus the partial sums written and read back; every unit's tile loads
   // over L2.
@@ -197,19 +245,27 @@ double estimate_cycles(const Problem& problem, const DeviceModel& device, Choice
   const double b_bytes = static_cast<double>(a.k) * static_cast<double>(a.n) * in_bytes *
                          (problem.b.shared ? 1.0 : batch);
   const double c_bytes = mn * out_bytes * (a.beta != 0.0f ? 2.0 : 1.0);
-  const double partial_bytes = splits > 1 ? 2.0 * mn * splits * sizeof(float) : 0.0;
+  const double split_share =
+      tiles > 0 ? static_cast<double>(split_tiles) / static_cast<double>(tiles) : 0.0;
+  const double partial_bytes = 2.0 * mn * split_share * splits * sizeof(float);
   const double dram =
       (a_bytes + b_bytes + c_bytes + partial_bytes) / std::max(device.memory_bytes_per_cycle, 1.0);
-  const double l2 = static_cast<double>(units) * (t.bm + t.bn) * static_cast<double>(k_per_split) *
-                    in_bytes / (std::max(device.memory_bytes_per_cycle, 1.0) * kL2OverDram);
-  double cycles =
-      std::max({compute, dram, l2}) + kFillCycles + static_cast<double>(waves) * kTileCycles;
-  // A split reduced in place ends with the last split of each tile reading
-  // every split's partials of its tile
-  // through one SM (latency-bound for few elements, bandwidth-bound for
-  // many); one reduced by a second kernel costs that launch.
+  // B's tile loads are shared by a cluster's CTAs when both have rows of C
+  // (with fewer rows the second CTA's tiles are padding; its loads are
+  // counted as if it had its own, which ranks small-M choices as measured).
+  const double multicast = a.m >= static_cast<std::int64_t>(t.bm) * t.cluster_m ? t.cluster_m : 1;
+  const double l2 = (static_cast<double>(whole_tiles) * static_cast<double>(k_whole) +
+                     static_cast<double>(split_tiles * splits) * static_cast<double>(k_per_split)) *
+                    (t.bm + static_cast<double>(t.bn) / multicast) * in_bytes /
+                    (std::max(device.memory_bytes_per_cycle, 1.0) * kL2OverDram);
+  double cycles = std::max({compute, dram, l2}) + kFillCycles +
+                  static_cast<double>(whole_waves + piece_waves) * kTileCycles;
+  // A split reduced in place ends with the last piece of each tile reading
+  // every piece's partials of its tile through one SM (latency-bound for few
+  // elements, bandwidth-bound for many); one reduced by a second kernel costs
+  // that launch.
   if (splits > 1) {
-    if (split_in_place(problem, choice.config) && !choice.separate_reduction) {
+    if (reduces_in_place(problem, choice)) {
       const double valid = static_cast<double>(std::min<std::int64_t>(a.m, t.bm)) *
                            static_cast<double>(std::min<std::int64_t>(a.n, t.bn));
       cycles += splits * (kL2LatencyCycles + valid * sizeof(float) / kSmL2BytesPerCycle);
@@ -239,6 +295,24 @@ std::vector<Choice> candidates(const Problem& problem, const DeviceModel& device
       if (splits == previous) continue;  // the same launch as the last
       previous = splits;
       out.push_back({i, splits});
+    }
+    // Past one wave with a partial last one: split only that wave's tiles,
+    // into as many pieces as fill the device once (and half as many).
+    // (Not when C could leave by TMA store: a split runs the register
+    // epilogue for every tile, whole ones too, which costs more than the
+    // tail saves; 4095 x 4097 x 4093 with an odd ldc, already on the
+    // register epilogue, gains 6%, H200.)
+    const std::int64_t tail = tiles - whole_units(tiles, slots);
+    if (!batch_invariant && t.ctas_per_sm == 1 && tiles > slots && tail > 0 &&
+        problem.epilogue == EpiloguePath::kDirect) {
+      const int fill = static_cast<int>(std::clamp<std::int64_t>(slots / tail, 2, kMaxSplits));
+      int last = 0;
+      for (const int s : {fill, fill / 2}) {
+        const int splits = effective_splits(a.k, s);
+        if (splits < 2 || splits == last) continue;
+        last = splits;
+        out.push_back({i, splits, /*separate_reduction=*/false, /*split_tail=*/true});
+      }
     }
   }
   // A device model whose shared memory fits no config (a made-up one) still
@@ -293,6 +367,8 @@ LaunchConfig launch_config(const Problem& problem, Choice choice) {
   LaunchConfig l;
   l.config = choice.config;
   l.k_splits = effective_splits(problem.args.k, choice.k_splits);
+  l.split_tail = l.k_splits > 1 && choice.split_tail;
+  l.split_in_place = reduces_in_place(problem, choice);
   l.swapped = problem.swapped;
   l.a_major = problem.a.major;
   l.b_major = problem.b.major;
@@ -328,8 +404,11 @@ std::string to_string(const LaunchConfig& l) {
       " consumers=" + std::to_string(t.consumers) + " cluster=" + std::to_string(t.cluster_m) +
       "x1" + (t.cluster_m > 1 ? " multicast=B" : "") + " ctas/SM=" + std::to_string(t.ctas_per_sm) +
       " scheduler=data-parallel(hilbert)" +
-      (l.k_splits > 1 ? " split-k=" + std::to_string(l.k_splits) + "(fp32 partials, reduced)"
-                      : std::string());
+      (l.k_splits > 1
+           ? " split-k=" + std::to_string(l.k_splits) +
+                 (l.split_tail ? "(last wave only" : "(every tile") +
+                 (l.split_in_place ? ", reduced in place)" : ", second-kernel reduction)")
+           : std::string());
   s += std::string(" in=") + std::string(tcgemm::to_string(l.in)) +
        " out=" + std::string(tcgemm::to_string(l.out));
   s += std::string(l.swapped ? " swapped(C^T=B^T*A^T)" : "") + " a=" + name(l.a_major) + "/" +

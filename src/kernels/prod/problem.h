@@ -29,7 +29,9 @@ enum class EpiloguePath : std::uint8_t {
 struct LaunchConfig {
   int config = 0;  // index into kConfigs
   int k_splits = 1;
-  bool swapped = false;  // C^T = B^T A^T (C was row-major)
+  bool split_tail = false;      // only the last wave's tiles split (Choice::split_tail)
+  bool split_in_place = false;  // the last piece of a tile reduces (else a second kernel)
+  bool swapped = false;         // C^T = B^T A^T (C was row-major)
   Major a_major = Major::kK;
   Major b_major = Major::kK;
   OperandPath a_path = OperandPath::kTma;
@@ -93,10 +95,14 @@ inline constexpr std::size_t kSplitFlagOffset = 4096;
 inline constexpr std::size_t kSplitFlagBytes = 64 * 1024;
 inline constexpr std::size_t kReservedWorkspaceBytes = kSplitFlagOffset + kSplitFlagBytes;
 
-// The split-K flags a launch of `config` with a K split counts in (one per
-// consumer slice of every tile, tiles rounded up to whole clusters), and
-// whether the split reduces in place: the flags fit kSplitFlagBytes and the
-// row runs one CTA per SM; if not, a second kernel reduces (split_k.h).
+// The work units of a launch of `config`: tile pairs of a cluster (tiles
+// along M rounded up to whole clusters) times the batch entries.
+std::int64_t work_units(const Problem& problem, int config);
+
+// The split-K flags a launch of `config` that splits every unit counts in
+// (one per consumer slice of every tile), and whether such a split reduces
+// in place: the flags fit kSplitFlagBytes and the row runs one CTA per SM;
+// if not, a second kernel reduces (split_k.h).
 std::int64_t split_flag_count(const Problem& problem, int config);
 bool split_in_place(const Problem& problem, int config);
 
@@ -117,6 +123,12 @@ struct Choice {
   // With a split: reduce in a second kernel even where the tile flags would
   // let the last split reduce in place (split_in_place); tests use it.
   bool separate_reduction = false;
+  // With a split: split only the units of the last, partial wave (the
+  // stream-K idea as split-K): the whole waves the resident CTAs can run
+  // go first, each over all of K, then the remaining units in k_splits
+  // pieces each, so that the last wave fills the device too. Reduced in
+  // place; one CTA per SM only. Without it every unit is split.
+  bool split_tail = false;
 
   constexpr bool operator==(const Choice&) const = default;
 };
@@ -126,9 +138,25 @@ struct Choice {
 int effective_splits(std::int64_t k, int k_splits);
 std::int64_t k_tiles_per_split(std::int64_t k, int k_splits);
 
-// The fp32 partial sums a split-K launch writes: M x N per batch entry and
-// split; 0 without a split.
-std::size_t partials_bytes(const Problem& problem, int k_splits);
+// Whether a choice's K split is reduced in place by its last piece (else by
+// a second kernel); false without a split.
+bool reduces_in_place(const Problem& problem, Choice choice);
+
+// The units a split_tail choice runs whole when `resident` clusters run at
+// once: every whole wave (none when there is less than one wave).
+std::int64_t whole_units(std::int64_t units, std::int64_t resident);
+
+// Units a choice splits when `resident` clusters run at once: 0 without a
+// split, every unit without split_tail, else those past whole_units. And an
+// upper bound on it for any residency up to `max_resident` (workspace sizes
+// asked before a launch has its grid).
+std::int64_t split_units(const Problem& problem, Choice choice, std::int64_t resident);
+std::int64_t split_units_bound(const Problem& problem, Choice choice, std::int64_t max_resident);
+
+// The fp32 partial sums a split-K launch writes for `split` split units: in
+// place, one BM x BN slot per split tile and split; through a second kernel,
+// M x N per batch entry and split; 0 without a split.
+std::size_t partials_bytes(const Problem& problem, Choice choice, std::int64_t split);
 
 // Every choice the family can run the problem with on the device (configs
 // whose shared memory fits, splits from 1 up to what could fill the device):
