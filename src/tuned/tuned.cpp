@@ -92,6 +92,11 @@ std::optional<prod::Choice> lookup(std::span<const Entry> table, std::string_vie
     if (it->a_path != paths.a || it->b_path != paths.b || it->epilogue != paths.epilogue) continue;
     const std::optional<int> config = config_index(it->config);
     if (!config || it->k_splits < 1) return std::nullopt;
+    // A last-wave split reduces in place, which a row of several CTAs per SM
+    // cannot: such an entry (edited by hand) is ignored, not launched.
+    if (it->split_tail && prod::kConfigs[static_cast<std::size_t>(*config)].tile.ctas_per_sm != 1) {
+      return std::nullopt;
+    }
     return prod::Choice{*config, it->k_splits, /*separate_reduction=*/false, it->split_tail};
   }
   return std::nullopt;

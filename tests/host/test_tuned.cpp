@@ -56,7 +56,7 @@ GemmArgs tnr(std::int64_t m, std::int64_t n, std::int64_t k) {
 
 // A small table as the generated source holds one, sorted at compile time
 // (fields in declaration order: device, in, out, a, b, c, a_path, b_path,
-// epilogue, m, n, k, batch_count, config, k_splits).
+// epilogue, m, n, k, batch_count, config, k_splits, split_tail).
 constexpr std::array kTable = tuned::sorted(std::array{
     Entry{kH200, DType::kBF16, DType::kBF16, Layout::kRowMajor, Layout::kColMajor,
           Layout::kColMajor, OperandPath::kTma, OperandPath::kTma, EpiloguePath::kTmaStore, 16,
@@ -76,6 +76,14 @@ constexpr std::array kTable = tuned::sorted(std::array{
     Entry{kH200, DType::kFP16, DType::kFP32, Layout::kRowMajor, Layout::kColMajor,
           Layout::kColMajor, OperandPath::kTma, OperandPath::kTma, EpiloguePath::kDirect, 4096,
           4096, 4096, 1, "prod-128x256", 1},
+    // Last-wave splits: valid on prod-128x256, not on prod-64x64 (3 CTAs per
+    // SM: no in-place reduction).
+    Entry{kH200, DType::kBF16, DType::kBF16, Layout::kRowMajor, Layout::kColMajor,
+          Layout::kColMajor, OperandPath::kTma, OperandPath::kTma, EpiloguePath::kTmaStore, 3072,
+          3072, 3072, 1, "prod-128x256", 5, true},
+    Entry{kH200, DType::kBF16, DType::kBF16, Layout::kRowMajor, Layout::kColMajor,
+          Layout::kColMajor, OperandPath::kTma, OperandPath::kTma, EpiloguePath::kTmaStore, 6144,
+          6144, 6144, 1, "prod-64x64", 5, true},
 });
 
 Choice config_choice(std::string_view name, int k_splits) {
@@ -94,6 +102,13 @@ TEST(TunedLookup, ExactMatchGivesTheEntrysChoice) {
   const GemmArgs fp32_out = args_for(4096, 4096, 4096, Layout::kRowMajor, Layout::kColMajor,
                                      Layout::kColMajor, DType::kFP16, DType::kFP32);
   EXPECT_EQ(lookup(kTable, kH200, fp32_out), config_choice("prod-128x256", 1));
+}
+
+TEST(TunedLookup, LastWaveSplitsComeThroughAndInvalidOnesAreIgnored) {
+  EXPECT_EQ(lookup(kTable, kH200, tn(3072, 3072, 3072)),
+            (Choice{*tuned::config_index("prod-128x256"), 5, /*separate_reduction=*/false,
+                    /*split_tail=*/true}));
+  EXPECT_FALSE(lookup(kTable, kH200, tn(6144, 6144, 6144)));
 }
 
 TEST(TunedLookup, AnotherDeviceNameFindsNothing) {

@@ -598,9 +598,9 @@ __global__ void __launch_bounds__(Shape<kConfig>::kThreads, Shape<kConfig>::kCta
       // kernel, tcgemm::prod::split_in_place.)
       if constexpr (!kTmaStore && S::kCtasPerSm == 1) {
         if (work.split >= 0 && p.split_flags != nullptr) {
-          // The split unit's ordinal in 32 bits: an in-place split has at
-          // most kSplitFlagBytes / 4 split tiles, so w - whole_units is
-          // under 2^18 (a 64-bit division here spills the consumers).
+          // The split unit's ordinal in 32 bits: prepare() keeps an in-place
+          // split's pieces (split units x k_splits) under 2^31 (a 64-bit
+          // division here spills the consumers).
           const auto split_piece =
               static_cast<std::uint32_t>(cluster_id + std::int64_t{i} * clusters - p.whole_units);
           const std::int64_t tile_slot =

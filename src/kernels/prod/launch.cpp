@@ -317,8 +317,9 @@ Status prod::prepare(const GemmArgs& args, Choice choice, PreparedLaunch* out) {
   }
   const std::int64_t split_units = prepared.split ? units - p.whole_units : 0;
   if (prepared.split_in_place &&
-      split_units * tile.cluster_m * tile.consumers >
-          static_cast<std::int64_t>(tcgemm::prod::kSplitFlagBytes / sizeof(std::uint32_t))) {
+      (split_units * tile.cluster_m * tile.consumers >
+           static_cast<std::int64_t>(tcgemm::prod::kSplitFlagBytes / sizeof(std::uint32_t)) ||
+       split_units * splits > INT32_MAX)) {
     return {StatusCode::kNotSupported,
             std::string(entry.name) + ": more split tiles than the workspace has flags for"};
   }

@@ -358,6 +358,7 @@ Choice select(const Problem& problem, const DeviceModel& device, bool batch_inva
     (problem.swapped ? tall.args.n : tall.args.m) = 4096;
     Choice c = select(tall, device, /*batch_invariant=*/false);
     c.k_splits = 1;
+    c.split_tail = false;
     return c;
   }
   return least_estimate(problem, device, [](const Choice&) { return true; });
