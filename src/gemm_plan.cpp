@@ -1,7 +1,7 @@
 // tcgemm::GemmPlan: gemm()'s host work done once. create() runs the
 // dispatcher and the production family's prepare step (kernels/prod/
-// launch.h); run() patches the addresses into a copy of the prepared launch
-// and enqueues it.
+// launch.h, or the small-M path's shape, kernels/prod/skinny.h); run()
+// patches the addresses into a copy of the prepared launch and enqueues it.
 #include <tcgemm/gemm_plan.h>
 #include <tcgemm/registry.h>
 
@@ -13,15 +13,17 @@
 #include "dispatch.h"
 #include "kernels/kernels.h"
 #include "kernels/prod/launch.h"
+#include "kernels/prod/skinny.h"
 #include "tensor_map.h"
 
 namespace tcgemm {
 
 struct GemmPlan::State {
-  enum class Kind { kNothing, kScale, kProd };
+  enum class Kind { kNothing, kScale, kProd, kSkinny };
   Kind kind = Kind::kNothing;
   GemmArgs args;  // the planned problem (pointers and scalars replaced per run)
   kernels::prod::PreparedLaunch prepared;
+  prod::SkinnyShape skinny;  // kSkinny: the small-M path's launch shape
   Description description;
   bool aligned[3] = {false, false, false};  // A, B, C must be 16-byte aligned
   std::size_t workspace_bytes = 0;          // what run() needs, reserved bytes included
@@ -53,11 +55,24 @@ Status GemmPlan::create(const GemmArgs& args, const GemmOptions& options, GemmPl
     plan->state_ = std::move(state);
     return Status::success();
   }
+  if (choice.kernel->name == "prod-skinny") {
+    prod::DeviceModel model;
+    if (Status s = kernels::prod::device_model(&model); !s.ok()) return s;
+    state->skinny = prod::skinny_shape(args, model.sm_count);
+    state->kind = State::Kind::kSkinny;
+    state->description.kernel = std::string(choice.kernel->name);
+    state->description.config = prod::to_string(state->skinny);
+    // Its loads are 16-byte vectors of A's and B's rows; C is stored element
+    // by element.
+    state->aligned[0] = state->aligned[1] = true;
+    plan->state_ = std::move(state);
+    return Status::success();
+  }
   int config = 0;
   if (!kernels::prod::config_of_kernel(choice.kernel->name, &config)) {
     return {StatusCode::kNotSupported,
             "GemmPlan: plans are made for the production family ('prod', 'prod-invariant', "
-            "'prod-<tile>'); '" +
+            "'prod-skinny', 'prod-<tile>'); '" +
                 std::string(choice.kernel->name) + "' runs through tcgemm::gemm only"};
   }
   prod::Choice prod_choice;
@@ -115,7 +130,8 @@ Status GemmPlan::run(const void* a, const void* b, void* c, float alpha, float b
   if (!std::isfinite(beta)) return {StatusCode::kInvalidValue, "beta is not finite"};
   if (s.kind == State::Kind::kNothing) return Status::success();
   if (Status st = check_pointer("c", c, s.args.c.dtype, s.aligned[2]); !st.ok()) return st;
-  const bool reads_inputs = s.kind == State::Kind::kProd && alpha != 0.0f;
+  const bool reads_inputs =
+      (s.kind == State::Kind::kProd || s.kind == State::Kind::kSkinny) && alpha != 0.0f;
   if (reads_inputs) {
     if (Status st = check_pointer("a", a, s.args.a.dtype, s.aligned[0]); !st.ok()) return st;
     if (Status st = check_pointer("b", b, s.args.b.dtype, s.aligned[1]); !st.ok()) return st;
@@ -128,6 +144,16 @@ Status GemmPlan::run(const void* a, const void* b, void* c, float alpha, float b
     args.beta = beta;
     args.stream = stream;
     return kernels::launch_scale_c(args);
+  }
+  if (s.kind == State::Kind::kSkinny) {
+    GemmArgs args = s.args;
+    args.a.ptr = a;
+    args.b.ptr = b;
+    args.c.ptr = c;
+    args.alpha = alpha;
+    args.beta = beta;
+    args.stream = stream;
+    return kernels::prod::launch_skinny(args, s.skinny);
   }
   void* base = nullptr;
   if (s.workspace_bytes > 0) {

@@ -1,6 +1,7 @@
 // The kernel registry and the one function that checks a kernel's constraints.
 #include <tcgemm/registry.h>
 
+#include <algorithm>
 #include <array>
 #include <string>
 #include <utility>
@@ -363,6 +364,29 @@ constexpr KernelConstraints prod_constraints() {
 // Above every ladder step: the dispatcher runs the production family.
 constexpr int kProdRank = 100;
 
+// The family's small-M path (prod/skinny.h): mma.sync straight from global
+// memory, K split across a block's warps. Both operands K-contiguous with
+// 16-byte-aligned rows; taken over the tiles wherever min(M, N) is at most
+// kSkinnyMaxSmall, the largest small dimension where it measured faster
+// (docs/production.md, "The small-M path").
+constexpr std::int64_t kSkinnyMaxSmall = 8;
+
+// Above "prod": where its constraints hold, the dispatcher runs it.
+constexpr int kSkinnyRank = kProdRank + 10;
+
+constexpr KernelConstraints skinny_constraints() {
+  KernelConstraints c = prod_constraints();
+  c.a_layouts = bit(Layout::kRowMajor);
+  c.b_layouts = bit(Layout::kColMajor);
+  c.k_multiple = 8;
+  c.lda_multiple = 8;
+  c.ldb_multiple = 8;
+  c.ab_alignment = 16;
+  c.ab_stride_multiple = 8;
+  c.max_small_dim = kSkinnyMaxSmall;
+  return c;
+}
+
 // "prod": the family with its own choice of config (what the dispatcher
 // runs), then one entry per config table row, run only by name.
 template <std::size_t... kConfig>
@@ -383,6 +407,12 @@ constexpr auto prod_kernels(std::index_sequence<kConfig...>) {
                  /*dispatch_rank=*/0, &kernels::workspace_prod_config<kernels::kInvariantConfig>,
                  /*workspace_optional=*/true,
                  &kernels::describe_prod_config<kernels::kInvariantConfig>},
+      KernelInfo{"prod-skinny",
+                 "production family, small-M path: mma.sync fed from global memory, 16 rows of "
+                 "the large operand per block, K split across its warps (A row-major, B "
+                 "column-major, min(M, N) <= 8)",
+                 skinny_constraints(), &kernels::launch_prod_skinny, kSkinnyRank, nullptr,
+                 /*workspace_optional=*/false, &kernels::describe_prod_skinny},
       KernelInfo{prod::kConfigs[kConfig].name, prod::kConfigs[kConfig].description,
                  prod_constraints(), &kernels::launch_prod_config<static_cast<int>(kConfig)>,
                  /*dispatch_rank=*/0, &kernels::workspace_prod_config<static_cast<int>(kConfig)>,
@@ -485,6 +515,18 @@ std::string check_constraints(const KernelConstraints& c, const GemmArgs& args,
     return "batch_count=" + std::to_string(args.batch_count) + " (supports at most " +
            std::to_string(c.max_batch) + ")";
   }
+  if (std::min(args.m, args.n) > c.max_small_dim) {
+    return "min(M, N)=" + std::to_string(std::min(args.m, args.n)) + " exceeds " +
+           std::to_string(c.max_small_dim);
+  }
+  if (args.batch_count > 1) {
+    if (args.a.stride % c.ab_stride_multiple != 0) {
+      return multiple_reason("stride_a", args.a.stride, c.ab_stride_multiple);
+    }
+    if (args.b.stride % c.ab_stride_multiple != 0) {
+      return multiple_reason("stride_b", args.b.stride, c.ab_stride_multiple);
+    }
+  }
   return {};
 }
 
@@ -517,6 +559,10 @@ std::string describe(const KernelConstraints& c) {
     out += ", align A/B " + std::to_string(c.ab_alignment) + "B C " +
            std::to_string(c.c_alignment) + "B";
   }
+  if (c.ab_stride_multiple > 1) {
+    out += ", A/B batch strides %" + std::to_string(c.ab_stride_multiple);
+  }
+  if (c.max_small_dim != INT64_MAX) out += ", min(M, N) <= " + std::to_string(c.max_small_dim);
   out += ", batch <= " + std::to_string(c.max_batch);
   if (c.compute_capability != 0) out += ", sm_" + std::to_string(c.compute_capability) + "a";
   return out;

@@ -39,7 +39,9 @@ struct KernelConstraints {
   std::int64_t max_dim = INT64_MAX;  // largest M, N, K
   std::int64_t max_ld = INT64_MAX;   // largest lda, ldb, ldc
   std::int64_t max_batch = 1;
-  int compute_capability = 0;  // exact SM version required (90 = sm_90a); 0 = any
+  std::int64_t max_small_dim = INT64_MAX;  // largest min(M, N)
+  std::int64_t ab_stride_multiple = 1;     // A's and B's batch strides (batch_count > 1)
+  int compute_capability = 0;              // exact SM version required (90 = sm_90a); 0 = any
 };
 
 // The device facts a kernel's constraints are checked against.

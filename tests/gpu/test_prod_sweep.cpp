@@ -46,6 +46,7 @@
 #include <vector>
 
 #include "guarded_problem.h"
+#include "kernels/kernels.h"
 #include "kernels/prod/config.h"
 #include "kernels/prod/launch.h"
 
@@ -54,8 +55,8 @@ namespace {
 
 // ---- one case -------------------------------------------------------------------------
 
-// What computes C: the product call, or, to check the checks themselves,
-// cuBLAS (one cublasGemmEx per batch entry).
+// What computes C: the product call, one kernel's launcher, or, to check
+// the checks themselves, cuBLAS (one cublasGemmEx per batch entry).
 struct Backend {
   std::string name;
   std::function<Status(const GemmArgs&)> gemm;
@@ -64,6 +65,16 @@ struct Backend {
 
 Backend product_backend() {
   return {"tcgemm::gemm", [](const GemmArgs& args) { return tcgemm::gemm(args); }, true};
+}
+
+// The small-M path's launcher itself (kernels.h), past its registry entry's
+// min(M, N) <= 8: the kernel runs any M and N, in passes of 8 rows.
+Backend skinny_backend() {
+  auto gemm = [](const GemmArgs& args) {
+    if (Status s = tcgemm::validate(args); !s.ok()) return s;
+    return tcgemm::kernels::launch_prod_skinny(args);
+  };
+  return {"prod-skinny launcher", gemm, false};
 }
 
 Backend cublas_backend(cublasHandle_t handle) {
@@ -679,6 +690,13 @@ std::vector<GemmCase> sanitizer_cases() {
     c.beta = 1.0f;
     cases.push_back(c);
   }
+  // The small-M path: M = 5 against a deep K (several warps' K slices, the
+  // last ragged), and N = 7 against 264 rows, batched over one B, beta 1.
+  cases.push_back(make_case(5, 264, 4104, kOrders[0], DType::kBF16, DType::kBF16, ++seed));
+  GemmCase small_n = make_case(264, 7, 72, kOrders[4], DType::kFP16, DType::kFP32, ++seed);
+  small_n.batch = BatchMode::kSharedB;
+  small_n.beta = 1.0f;
+  cases.push_back(small_n);
   for (GemmCase& c : cases) c.guard = 0;
   return cases;
 }
@@ -781,6 +799,67 @@ TEST_F(ProdClasses, DescribeNamesAProductionKernelForEveryClass) {
     }
   }
   EXPECT_EQ(bad, 0);
+}
+
+// ---- the small-M path --------------------------------------------------------------------
+
+// Problems for the small-M path (prod/skinny.h: A row-major, B column-major,
+// K-contiguous rows 16-byte aligned): M or N from 1 to 64 (one to eight
+// 8-row groups, ragged ones, the small operand A or B), K from one load
+// step to several K slices with a ragged last one, both C layouts, every
+// output dtype, beta 0, 1 and 2, padded leading dimensions, a 1-element C
+// offset and batches (B shared; entries back to back).
+std::vector<GemmCase> small_m_cases() {
+  std::vector<GemmCase> cases;
+  std::uint64_t seed = 0x5c1a1000;
+  const std::int64_t mn[][2] = {{1, 264},  {5, 1032}, {8, 56},   {16, 4096}, {17, 136},
+                                {33, 520}, {64, 264}, {1032, 7}, {264, 64},  {1, 1}};
+  const std::int64_t ks[] = {8, 40, 264, 4104};
+  int variant = 0;
+  for (const auto& d : mn) {
+    for (std::int64_t k : ks) {
+      for (Layout lc : {kCol, kRow}) {
+        const int v = variant++;
+        const DType in = v % 2 == 0 ? DType::kBF16 : DType::kFP16;
+        const DType out = v % 3 == 0 ? DType::kFP32 : v % 3 == 1 ? in : DType::kBF16;
+        GemmCase c = make_case(d[0], d[1], k, {kRow, kCol, lc}, in, out, ++seed);
+        c.beta = static_cast<float>(v % 3);
+        c.alpha = v % 4 == 3 ? -1.0f : 1.0f;
+        if (v % 5 == 1) c.lda_pad = c.ldb_pad = 8;
+        if (v % 5 == 2) c.ldc_pad = 1;
+        if (v % 7 == 3) c.c_offset = 1;
+        if (v % 6 == 4) c.batch = BatchMode::kSharedB;
+        if (v % 6 == 5) c.batch = BatchMode::kTight;
+        cases.push_back(c);
+      }
+    }
+  }
+  return cases;
+}
+
+using ProdSmallM = HopperTest;
+
+// Every case on the path's launcher (its registry entry takes min(M, N) <=
+// 8; the kernel runs any, the rows past 8 in further passes).
+TEST_F(ProdSmallM, EveryShapeOfThePathIsCorrect) {
+  run_all(small_m_cases(), "ProdSmallM prod-skinny", skinny_backend());
+}
+
+// The dispatcher gives it the problems of at most 8 rows, and they are
+// correct through tcgemm::gemm too.
+TEST_F(ProdSmallM, TheDispatcherRunsItUpTo8Rows) {
+  std::vector<GemmCase> cases;
+  for (const GemmCase& c : small_m_cases()) {
+    if (std::min(c.m, c.n) <= 8) cases.push_back(c);
+  }
+  ASSERT_GE(cases.size(), 40u);
+  for (const GemmCase& c : cases) {
+    const GuardedProblem p(c);
+    const tcgemm::Description d = tcgemm::describe(p.args());
+    ASSERT_TRUE(d.status.ok()) << d.status.message;
+    EXPECT_EQ(d.kernel, "prod-skinny") << describe_case(c) << ": " << d.config;
+  }
+  run_all(cases, "ProdSmallM dispatcher");
 }
 
 // ---- checks of the checks ------------------------------------------------------------

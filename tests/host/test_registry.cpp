@@ -7,6 +7,7 @@
 #include <tcgemm/registry.h>
 #include <tcgemm/tcgemm.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <ostream>
@@ -48,7 +49,7 @@ std::int64_t natural_ld(std::int64_t rows, std::int64_t cols, Layout layout) {
 // addresses aligned), and passes tcgemm::validate.
 GemmArgs conforming_problem(const KernelConstraints& c) {
   GemmArgs args;
-  args.m = round_up(256, c.m_multiple);
+  args.m = round_up(std::min<std::int64_t>(256, c.max_small_dim), c.m_multiple);
   args.n = round_up(256, c.n_multiple);
   args.k = round_up(128, c.k_multiple);
   const DType in = first_in<DType>(c.input_dtypes);
@@ -759,6 +760,38 @@ TEST_F(CheckConstraints, RefusesSizesAboveTheMaximum) {
 TEST_F(CheckConstraints, RefusesBatchesAboveTheMaximum) {
   args_.batch_count = 2;
   EXPECT_TRUE(RefusedNaming(check(), "batch_count=2"));
+}
+
+TEST_F(CheckConstraints, RefusesASmallDimensionAboveTheMaximum) {
+  c_.m_multiple = c_.n_multiple = 1;
+  c_.max_small_dim = 64;
+  args_ = conforming_problem(c_);
+  EXPECT_EQ(check(), "");
+  // min(M, N) counts, whichever of the two it is.
+  args_.m = 1024;
+  args_.n = 48;
+  args_.c.ld = args_.m;
+  EXPECT_EQ(check(), "");
+  args_.n = 512;
+  EXPECT_TRUE(RefusedNaming(check(), "min(M, N)=512 exceeds 64"));
+}
+
+TEST_F(CheckConstraints, RefusesBatchStridesThatAreNotMultiples) {
+  c_.max_batch = 4;
+  c_.ab_stride_multiple = 8;
+  args_.batch_count = 2;
+  args_.a.stride = args_.a.ld * args_.m;
+  args_.b.stride = 0;  // one B for every entry
+  args_.c.stride = args_.c.ld * args_.n;
+  EXPECT_EQ(check(), "");
+  args_.a.stride += 4;
+  EXPECT_TRUE(RefusedNaming(check(), "stride_a="));
+  args_.a.stride -= 4;
+  args_.b.stride = 12;
+  EXPECT_TRUE(RefusedNaming(check(), "stride_b=12"));
+  // Strides of a single entry are ignored.
+  args_.batch_count = 1;
+  EXPECT_EQ(check(), "");
 }
 
 TEST_F(CheckConstraints, AMultipleOfOneMeansAny) {

@@ -1,0 +1,221 @@
+// The production family's small-M path (skinny.h): mma.sync fed straight
+// from global memory, K split across the warps of a block, the partial sums
+// added in shared memory.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <type_traits>
+
+#include "kernels/kernels.h"
+#include "kernels/launch.cuh"
+#include "kernels/numeric.cuh"
+#include "kernels/prod/launch.h"
+#include "kernels/prod/skinny.h"
+#include "ptx/mma.cuh"
+
+namespace tcgemm::kernels::prod {
+namespace {
+
+using tcgemm::prod::kSkinnyChunk;
+using tcgemm::prod::kSkinnyCols;
+using tcgemm::prod::kSkinnyMaxWarps;
+using tcgemm::prod::kSkinnyRows;
+using tcgemm::prod::SkinnyShape;
+
+struct SkinnyParams {
+  const void* large = nullptr;  // the large operand's rows, K-contiguous, ld_large apart
+  const void* small = nullptr;  // the small operand's rows
+  void* c = nullptr;
+  std::int64_t large_rows = 0;
+  std::int64_t small_rows = 0;
+  std::int64_t k = 0;
+  std::int64_t ld_large = 0;
+  std::int64_t ld_small = 0;
+  std::int64_t stride_large = 0;  // per batch entry, elements (0: one matrix for all)
+  std::int64_t stride_small = 0;
+  std::int64_t stride_c = 0;
+  std::int64_t c_small = 0;  // elements between C's entries of consecutive small rows
+  std::int64_t c_large = 0;  // ... and of consecutive large rows
+  std::int64_t row_blocks = 0;
+  std::int64_t passes = 0;
+  std::int64_t blocks = 0;  // row_blocks x passes x batch entries
+  int row_groups = 1;       // 16-row groups per block; warp w takes group w % row_groups
+  std::int64_t k_per_warp = 0;
+  float alpha = 1.0f;
+  float beta = 0.0f;
+};
+
+// Load steps a warp issues before its MMAs consume them: 4 x 1 KiB of the
+// large operand in flight per warp, within the 64 registers a thread has at
+// two blocks of 16 warps per SM.
+constexpr int kUnroll = 4;
+constexpr int kBlocksPerSm = 2;
+constexpr int kMaxThreads = kSkinnyMaxWarps * 32;
+
+template <typename TIn, typename TOut>
+__global__ void __launch_bounds__(kMaxThreads, kBlocksPerSm)
+    skinny_kernel(const __grid_constant__ SkinnyParams p) {
+  constexpr int kStep = kSkinnyChunk * kUnroll;
+  // [K slice][block row][kSkinnyCols]: each warp's 16 x 8 partial sums.
+  __shared__ float partial[kSkinnyMaxWarps * kSkinnyRows * kSkinnyCols];
+  const int lane = static_cast<int>(threadIdx.x) % 32;
+  const int warp = static_cast<int>(threadIdx.x) / 32;
+  const int g = lane / 4;
+  const int q = lane % 4;
+  // The warps of one K slice (consecutive warps) take the block's row groups,
+  // reading the same rows of the small operand at about the same time: one
+  // read of them from L2, the others from L1.
+  const int rows_per_block = kSkinnyRows * p.row_groups;
+  const int row_group = warp % p.row_groups;
+  const int k_slice = warp / p.row_groups;
+  const int k_slices = static_cast<int>(blockDim.x) / 32 / p.row_groups;
+  // This warp's slice of K, [k_begin, k_begin + k_len); k_len is a multiple
+  // of 8 (K and k_per_warp are), at most k_per_warp (32-bit).
+  const std::int64_t k_begin = k_slice * p.k_per_warp;
+  const int k_len = static_cast<int>(max(std::int64_t{0}, min(p.k - k_begin, p.k_per_warp)));
+  const auto* large_base = static_cast<const TIn*>(p.large);
+  const auto* small_base = static_cast<const TIn*>(p.small);
+
+  for (std::int64_t block = blockIdx.x; block < p.blocks; block += gridDim.x) {
+    const std::int64_t row_block = block % p.row_blocks;
+    const std::int64_t pass = block / p.row_blocks % p.passes;
+    const std::int64_t batch = block / p.row_blocks / p.passes;
+    const std::int64_t block_row0 = row_block * rows_per_block;
+    const std::int64_t row0 = block_row0 + kSkinnyRows * row_group;
+    const std::int64_t col0 = pass * kSkinnyCols;
+    // Rows past the edge read the last row instead: their products land in
+    // rows or columns of D that are never stored.
+    const TIn* const large = large_base + batch * p.stride_large;
+    const TIn* const small = small_base + batch * p.stride_small;
+    const std::int64_t k_lane = k_begin + 8 * q;
+    const TIn* const w_lo = large + min(row0 + g, p.large_rows - 1) * p.ld_large + k_lane;
+    const TIn* const w_hi = large + min(row0 + g + 8, p.large_rows - 1) * p.ld_large + k_lane;
+    const TIn* const x = small + min(col0 + g, p.small_rows - 1) * p.ld_small + k_lane;
+
+    float acc[4] = {};
+    for (int k = 0; k < k_len; k += kStep) {
+      uint4 lo[kUnroll];
+      uint4 hi[kUnroll];
+      uint4 xs[kUnroll];
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) {
+        // A lane's 8 elements are all in the slice or all out (zeros in
+        // both operands).
+        const int kk = k + u * kSkinnyChunk;
+        const bool in = kk + 8 * q < k_len;
+        lo[u] = in ? ptx::ld_global_stream_v4(w_lo + kk) : uint4{};
+        hi[u] = in ? ptx::ld_global_stream_v4(w_hi + kk) : uint4{};
+        xs[u] = in ? ptx::ld_global_shared_v4(x + kk) : uint4{};
+      }
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) {
+        // The lane's k (8q .. 8q+7) as the fragment's k pairs: 2q and 2q+8
+        // in the first MMA, the same positions of the second 16 in the next.
+        ptx::mma_m16n8k16<TIn>(acc, lo[u].x, hi[u].x, lo[u].y, hi[u].y, xs[u].x, xs[u].y);
+        ptx::mma_m16n8k16<TIn>(acc, lo[u].z, hi[u].z, lo[u].w, hi[u].w, xs[u].z, xs[u].w);
+      }
+    }
+
+    float* const mine =
+        partial + (k_slice * rows_per_block + kSkinnyRows * row_group) * kSkinnyCols;
+    mine[g * kSkinnyCols + 2 * q] = acc[0];
+    mine[g * kSkinnyCols + 2 * q + 1] = acc[1];
+    mine[(g + 8) * kSkinnyCols + 2 * q] = acc[2];
+    mine[(g + 8) * kSkinnyCols + 2 * q + 1] = acc[3];
+    __syncthreads();
+    // Consecutive threads along C's contiguous direction.
+    const bool rows_contiguous = p.c_large == 1;
+    TOut* const c = static_cast<TOut*>(p.c) + batch * p.stride_c;
+    for (int e = static_cast<int>(threadIdx.x); e < rows_per_block * kSkinnyCols;
+         e += static_cast<int>(blockDim.x)) {
+      const int row = rows_contiguous ? e % rows_per_block : e / kSkinnyCols;
+      const int col = rows_contiguous ? e / rows_per_block : e % kSkinnyCols;
+      const std::int64_t r = block_row0 + row;
+      const std::int64_t s = col0 + col;
+      if (r >= p.large_rows || s >= p.small_rows) continue;
+      // In K-slice order: the same bits however the warps were scheduled.
+      float sum = 0.0f;
+      for (int slice = 0; slice < k_slices; ++slice) {
+        sum += partial[(slice * rows_per_block + row) * kSkinnyCols + col];
+      }
+      TOut* const out = c + s * p.c_small + r * p.c_large;
+      float v = p.alpha * sum;
+      if (p.beta != 0.0f) v += p.beta * to_float(*out);
+      *out = from_float<TOut>(v);
+    }
+    __syncthreads();
+  }
+}
+
+// Blocks launched at most: the kernel loops over the rest.
+constexpr std::int64_t kMaxGrid = 1 << 30;
+
+template <typename TIn, typename TOut>
+Status launch_instance(const SkinnyParams& p, const SkinnyShape& shape, cudaStream_t stream) {
+  const dim3 grid(static_cast<unsigned>(std::min(shape.blocks, kMaxGrid)));
+  return launch_kernel(&skinny_kernel<TIn, TOut>, "prod-skinny", grid, shape.warps * 32, 0, 1,
+                       stream, p);
+}
+
+}  // namespace
+
+Status launch_skinny(const GemmArgs& args, const SkinnyShape& shape) {
+  SkinnyParams p;
+  const bool a_small = shape.small_is_a;
+  const bool batched = args.batch_count > 1;
+  p.large = a_small ? args.b.ptr : args.a.ptr;
+  p.small = a_small ? args.a.ptr : args.b.ptr;
+  p.c = args.c.ptr;
+  p.large_rows = shape.large;
+  p.small_rows = shape.small;
+  p.k = args.k;
+  p.ld_large = a_small ? args.b.ld : args.a.ld;
+  p.ld_small = a_small ? args.a.ld : args.b.ld;
+  p.stride_large = batched ? (a_small ? args.b.stride : args.a.stride) : 0;
+  p.stride_small = batched ? (a_small ? args.a.stride : args.b.stride) : 0;
+  p.stride_c = batched ? args.c.stride : 0;
+  // C(m, n): column-major at m + n ldc, row-major at m ldc + n.
+  const std::int64_t c_m = args.c.layout == Layout::kColMajor ? 1 : args.c.ld;
+  const std::int64_t c_n = args.c.layout == Layout::kColMajor ? args.c.ld : 1;
+  p.c_small = a_small ? c_m : c_n;
+  p.c_large = a_small ? c_n : c_m;
+  p.row_blocks = shape.row_blocks;
+  p.passes = shape.passes;
+  p.blocks = shape.blocks;
+  p.row_groups = shape.row_groups;
+  p.k_per_warp = shape.k_per_warp;
+  p.alpha = args.alpha;
+  p.beta = args.beta;
+  return visit_dtype(args.a.dtype, [&](auto in) {
+    using TIn = typename decltype(in)::type;
+    return visit_dtype(args.c.dtype, [&](auto out) {
+      using TOut = typename decltype(out)::type;
+      if constexpr (std::is_same_v<TIn, float>) {
+        return Status{StatusCode::kNotSupported, "prod-skinny: inputs are not 16-bit"};
+      } else {
+        return launch_instance<TIn, TOut>(p, shape, args.stream);
+      }
+    });
+  });
+}
+
+}  // namespace tcgemm::kernels::prod
+
+namespace tcgemm::kernels {
+
+Status launch_prod_skinny(const GemmArgs& args) {
+  tcgemm::prod::DeviceModel model;
+  if (Status s = prod::device_model(&model); !s.ok()) return s;
+  return prod::launch_skinny(args, tcgemm::prod::skinny_shape(args, model.sm_count));
+}
+
+std::string describe_prod_skinny(const GemmArgs& args) {
+  tcgemm::prod::DeviceModel model;
+  if (!prod::device_model(&model).ok()) return "shape unknown (no device to size it by)";
+  return tcgemm::prod::to_string(tcgemm::prod::skinny_shape(args, model.sm_count));
+}
+
+}  // namespace tcgemm::kernels

@@ -1,0 +1,76 @@
+// The production family's small-M path: C = A * B when M (or N) is a few
+// rows and the other operand, the weights, must simply be streamed at the
+// device's memory rate (GEMV and the decode shapes of an LLM).
+//
+// No shared-memory ring, no TMA, no clusters: each warp loads 16 rows of the
+// large operand and the few rows of the small one straight from global
+// memory into mma.sync fragments (m16n8k16), the large operand's rows as
+// the MMA's M, the small operand's as its N. A thread's 16-byte load holds 8
+// consecutive k of one row; the MMA sees them as the k its fragment layout
+// expects, which is harmless because the large and the small operand are
+// loaded with the same k permutation. A block covers 16 rows per row group
+// of the large operand; its warps are row groups x K slices, and the K
+// slices of a row add their partial sums in shared memory, in slice order
+// (deterministic), before the epilogue applies alpha and beta and writes C
+// element by element (any layout, any alignment). The warps of one K slice
+// read the same rows of the small operand, so more row groups per block
+// mean fewer reads of it from L2.
+//
+// Both operands must be K-contiguous (A row-major, B column-major: the
+// x @ W^T of every linear layer) with 16-byte-aligned rows: K, lda, ldb and
+// the batch strides multiples of 8 elements, A and B 16-byte aligned (the
+// registry entry's constraints, src/registry.cpp). This header is
+// plain C++: the shape arithmetic is unit-tested without a GPU
+// (tests/host/test_prod_skinny.cpp); the kernel is skinny.cu.
+#pragma once
+
+#include <tcgemm/tcgemm.h>
+
+#include <cstdint>
+#include <string>
+
+namespace tcgemm::prod {
+
+inline constexpr int kSkinnyRows = 16;      // rows of the large operand per warp: one MMA's M
+inline constexpr int kSkinnyCols = 8;       // rows of the small operand per block: one MMA's N
+inline constexpr int kSkinnyChunk = 32;     // K per load step of a warp: 4 lanes x 8 elements
+inline constexpr int kSkinnyMaxWarps = 16;  // warps per block (row groups x K slices)
+
+// How a launch of the small-M path covers a problem.
+struct SkinnyShape {
+  bool small_is_a = true;       // the small operand is A (M <= N), else B
+  std::int64_t small = 0;       // its rows: M, or N
+  std::int64_t large = 0;       // the large operand's rows: N, or M
+  std::int64_t passes = 1;      // blocks along the small operand: ceil(small / 8)
+  int row_groups = 1;           // 16-row groups of the large operand per block
+  std::int64_t row_blocks = 0;  // blocks along the large operand: ceil(large / (16 row_groups))
+  int k_slices = 1;             // K slices per block
+  int warps = 1;                // row_groups x k_slices
+  std::int64_t k_per_warp = 0;  // K slice of one warp, a multiple of kSkinnyChunk
+  std::int64_t blocks = 0;      // row_blocks x passes x batch_count
+};
+
+// The launch shape on a device of `sm_count` SMs: the small operand is the
+// smaller of M and N; row groups by its size (up to 4 rows of it need one,
+// more need two); then as many K slices per block as keep every block
+// resident at once, with a margin, so that no partial second wave of
+// blocks runs with too few loads in flight (many waves where even one slice
+// per block cannot all be resident).
+SkinnyShape skinny_shape(const GemmArgs& args, int sm_count);
+
+// "small-M path: A small (M=16), 8-row groups 2, blocks 256 x 1 x 1, 16 warps x K 256"
+std::string to_string(const SkinnyShape& shape);
+
+}  // namespace tcgemm::prod
+
+namespace tcgemm::kernels::prod {
+
+// Enqueues the small-M path for `args` (M, N, K >= 1, both operands
+// K-contiguous with 16-byte-aligned rows) with `shape` (skinny_shape of the
+// same problem) on args.stream; no allocation, synchronization or device
+// query, so a CUDA graph can capture it. A problem of more than 8 rows in
+// both M and N runs in passes of 8 (correct, but each pass streams the
+// large operand again).
+Status launch_skinny(const GemmArgs& args, const tcgemm::prod::SkinnyShape& shape);
+
+}  // namespace tcgemm::kernels::prod
