@@ -369,7 +369,7 @@ constexpr int kProdRank = 100;
 // 16-byte-aligned rows; taken over the tiles wherever min(M, N) is at most
 // kSkinnyMaxSmall, the largest small dimension where it measured faster
 // (docs/production.md, "The small-M path").
-constexpr std::int64_t kSkinnyMaxSmall = 8;
+constexpr std::int64_t kSkinnyMaxSmall = 16;
 
 // Above "prod": where its constraints hold, the dispatcher runs it.
 constexpr int kSkinnyRank = kProdRank + 10;
@@ -410,7 +410,7 @@ constexpr auto prod_kernels(std::index_sequence<kConfig...>) {
       KernelInfo{"prod-skinny",
                  "production family, small-M path: mma.sync fed from global memory, 16 rows of "
                  "the large operand per block, K split across its warps (A row-major, B "
-                 "column-major, min(M, N) <= 8)",
+                 "column-major, min(M, N) <= 16)",
                  skinny_constraints(), &kernels::launch_prod_skinny, kSkinnyRank, nullptr,
                  /*workspace_optional=*/false, &kernels::describe_prod_skinny},
       KernelInfo{prod::kConfigs[kConfig].name, prod::kConfigs[kConfig].description,

@@ -83,7 +83,7 @@ std::string describe_prod(const GemmArgs& args, int config);
 
 // The family's small-M path (src/kernels/prod/skinny.h): A row-major, B
 // column-major, K-contiguous rows 16-byte aligned; any M, N (the registry
-// entry takes min(M, N) <= 8, where it measured fastest), any C layout,
+// entry takes min(M, N) <= 16, where it measured fastest), any C layout,
 // output dtype and batch.
 Status launch_prod_skinny(const GemmArgs& args);
 std::string describe_prod_skinny(const GemmArgs& args);

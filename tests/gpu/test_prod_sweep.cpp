@@ -68,7 +68,7 @@ Backend product_backend() {
 }
 
 // The small-M path's launcher itself (kernels.h), past its registry entry's
-// min(M, N) <= 8: the kernel runs any M and N, in passes of 8 rows.
+// min(M, N) <= 16: the kernel runs any M and N, in passes of 16 rows.
 Backend skinny_backend() {
   auto gemm = [](const GemmArgs& args) {
     if (Status s = tcgemm::validate(args); !s.ok()) return s;
@@ -691,9 +691,10 @@ std::vector<GemmCase> sanitizer_cases() {
     cases.push_back(c);
   }
   // The small-M path: M = 5 against a deep K (several warps' K slices, the
-  // last ragged), and N = 7 against 264 rows, batched over one B, beta 1.
+  // last ragged), and N = 13 (a 16-row block) against 264 rows, batched
+  // over one B, beta 1.
   cases.push_back(make_case(5, 264, 4104, kOrders[0], DType::kBF16, DType::kBF16, ++seed));
-  GemmCase small_n = make_case(264, 7, 72, kOrders[4], DType::kFP16, DType::kFP32, ++seed);
+  GemmCase small_n = make_case(264, 13, 72, kOrders[4], DType::kFP16, DType::kFP32, ++seed);
   small_n.batch = BatchMode::kSharedB;
   small_n.beta = 1.0f;
   cases.push_back(small_n);
@@ -804,8 +805,9 @@ TEST_F(ProdClasses, DescribeNamesAProductionKernelForEveryClass) {
 // ---- the small-M path --------------------------------------------------------------------
 
 // Problems for the small-M path (prod/skinny.h: A row-major, B column-major,
-// K-contiguous rows 16-byte aligned): M or N from 1 to 64 (one to eight
-// 8-row groups, ragged ones, the small operand A or B), K from one load
+// K-contiguous rows 16-byte aligned): M or N from 1 to 64 (blocks of 8 or
+// 16 of its rows, ragged ones, one to three passes, the small operand A or
+// B), K from one load
 // step to several K slices with a ragged last one, both C layouts, every
 // output dtype, beta 0, 1 and 2, padded leading dimensions, a 1-element C
 // offset and batches (B shared; entries back to back).
@@ -840,19 +842,19 @@ std::vector<GemmCase> small_m_cases() {
 using ProdSmallM = HopperTest;
 
 // Every case on the path's launcher (its registry entry takes min(M, N) <=
-// 8; the kernel runs any, the rows past 8 in further passes).
+// 16; the kernel runs any, the rows past 16 in further passes).
 TEST_F(ProdSmallM, EveryShapeOfThePathIsCorrect) {
   run_all(small_m_cases(), "ProdSmallM prod-skinny", skinny_backend());
 }
 
-// The dispatcher gives it the problems of at most 8 rows, and they are
+// The dispatcher gives it the problems of at most 16 rows, and they are
 // correct through tcgemm::gemm too.
-TEST_F(ProdSmallM, TheDispatcherRunsItUpTo8Rows) {
+TEST_F(ProdSmallM, TheDispatcherRunsItUpTo16Rows) {
   std::vector<GemmCase> cases;
   for (const GemmCase& c : small_m_cases()) {
-    if (std::min(c.m, c.n) <= 8) cases.push_back(c);
+    if (std::min(c.m, c.n) <= 16) cases.push_back(c);
   }
-  ASSERT_GE(cases.size(), 40u);
+  ASSERT_GE(cases.size(), 48u);
   for (const GemmCase& c : cases) {
     const GuardedProblem p(c);
     const tcgemm::Description d = tcgemm::describe(p.args());

@@ -43,7 +43,8 @@ void expect_covers(const GemmArgs& args, const SkinnyShape& s) {
   EXPECT_EQ(s.small, std::min(args.m, args.n));
   EXPECT_EQ(s.large, std::max(args.m, args.n));
   EXPECT_EQ(s.small_is_a, args.m <= args.n);
-  const std::int64_t cols = tcgemm::prod::kSkinnyCols;
+  const std::int64_t cols = s.cols;
+  EXPECT_EQ(cols, s.small <= 8 ? 8 : 16);
   EXPECT_GE(s.passes * cols, s.small);
   EXPECT_LT((s.passes - 1) * cols, s.small);
   EXPECT_TRUE(s.row_groups == 1 || s.row_groups == 2 || s.row_groups == 4);
@@ -64,11 +65,14 @@ TEST(ProdSkinny, TheSmallerOfMAndNIsTheSmallOperand) {
   const SkinnyShape a = skinny_shape(linear(16, 4096, 4096), 132);
   EXPECT_TRUE(a.small_is_a);
   EXPECT_EQ(a.small, 16);
-  EXPECT_EQ(a.passes, 2);
+  EXPECT_EQ(a.cols, 16);
+  EXPECT_EQ(a.passes, 1);
   const SkinnyShape b = skinny_shape(linear(4096, 5, 4096), 132);
   EXPECT_FALSE(b.small_is_a);
   EXPECT_EQ(b.small, 5);
+  EXPECT_EQ(b.cols, 8);
   EXPECT_EQ(b.passes, 1);
+  EXPECT_EQ(skinny_shape(linear(40, 4096, 4096), 132).passes, 3);
 }
 
 // The H200's 132 SMs, two blocks of 16 warps (64 registers a thread)
@@ -169,8 +173,8 @@ TEST(ProdSkinny, RegistryEntryTakesOnlyWhatTheKernelLoads) {
   bad = args;
   bad.a.stride += 2;
   EXPECT_NE(tcgemm::check_constraints(k->constraints, bad, sm90), "");
-  // Past 8 rows the tiles measured faster.
-  bad = linear(9, 4096, 4096);
+  // Past 16 rows the tiles measured faster.
+  bad = linear(17, 4096, 4096);
   EXPECT_NE(tcgemm::check_constraints(k->constraints, bad, sm90), "");
 }
 

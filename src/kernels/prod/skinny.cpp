@@ -13,7 +13,7 @@ constexpr std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b 
 
 // Warps resident per SM (skinny.cu's register budget: 64 registers a
 // thread) and blocks resident per SM at most (sm_90).
-constexpr std::int64_t kWarpsPerSm = 32;
+constexpr std::int64_t warps_per_sm(int cols) { return cols == 8 ? 32 : 16; }
 constexpr std::int64_t kMaxBlocksPerSm = 32;
 
 // The share of the resident block slots a one-wave launch may fill: blocks
@@ -28,7 +28,7 @@ int resident_slices(const SkinnyShape& s, int sm_count) {
   const double usable_sms = kResidentMargin * std::max(1, sm_count);
   for (int k = max_slices; k >= 1; k /= 2) {
     const std::int64_t per_sm =
-        std::min(kMaxBlocksPerSm, kWarpsPerSm / (std::int64_t{k} * s.row_groups));
+        std::min(kMaxBlocksPerSm, warps_per_sm(s.cols) / (std::int64_t{k} * s.row_groups));
     if (static_cast<double>(s.blocks) <= usable_sms * static_cast<double>(per_sm)) {
       return k;
     }
@@ -43,12 +43,13 @@ SkinnyShape skinny_shape(const GemmArgs& args, int sm_count) {
   s.small_is_a = args.m <= args.n;
   s.small = s.small_is_a ? args.m : args.n;
   s.large = s.small_is_a ? args.n : args.m;
-  s.passes = ceil_div(s.small, kSkinnyCols);
+  s.cols = s.small <= 8 ? 8 : kSkinnyMaxCols;
+  s.passes = ceil_div(s.small, s.cols);
   // Row groups: as many as the small operand's size calls for (its L2 reads
   // per row of the large one fall with them), fewer where that leaves fewer
   // warps to stream the large operand (counted up to what is resident).
   const std::int64_t chunks = ceil_div(args.k, kSkinnyChunk);
-  const std::int64_t resident_warps = std::max(1, sm_count) * kWarpsPerSm;
+  const std::int64_t resident_warps = std::max(1, sm_count) * warps_per_sm(s.cols);
   std::int64_t best_warps = 0;
   for (int groups = s.small <= 4 ? 1 : 2; groups >= 1; groups /= 2) {
     SkinnyShape t = s;
@@ -72,11 +73,10 @@ SkinnyShape skinny_shape(const GemmArgs& args, int sm_count) {
 std::string to_string(const SkinnyShape& s) {
   return std::string("small-M path (mma.sync from global memory): small operand ") +
          (s.small_is_a ? "A (M=" : "B (N=") + std::to_string(s.small) + "), " +
-         std::to_string(kSkinnyCols) + " of its rows x " +
-         std::to_string(kSkinnyRows * s.row_groups) + " rows of the other per block, " +
-         std::to_string(s.blocks) + " blocks of " + std::to_string(s.row_groups) +
-         " row groups x " + std::to_string(s.k_slices) + " K slices of " +
-         std::to_string(s.k_per_warp);
+         std::to_string(s.cols) + " of its rows x " + std::to_string(kSkinnyRows * s.row_groups) +
+         " rows of the other per block, " + std::to_string(s.blocks) + " blocks of " +
+         std::to_string(s.row_groups) + " row groups x " + std::to_string(s.k_slices) +
+         " K slices of " + std::to_string(s.k_per_warp);
 }
 
 }  // namespace tcgemm::prod

@@ -20,7 +20,6 @@ namespace tcgemm::kernels::prod {
 namespace {
 
 using tcgemm::prod::kSkinnyChunk;
-using tcgemm::prod::kSkinnyCols;
 using tcgemm::prod::kSkinnyMaxWarps;
 using tcgemm::prod::kSkinnyRows;
 using tcgemm::prod::SkinnyShape;
@@ -48,19 +47,27 @@ struct SkinnyParams {
   float beta = 0.0f;
 };
 
-// Load steps a warp issues before its MMAs consume them: 4 x 1 KiB of the
-// large operand in flight per warp, within the 64 registers a thread has at
-// two blocks of 16 warps per SM.
+// Load steps a warp issues before its MMAs consume them, within the 64
+// registers a thread has at two blocks of 16 warps per SM: 4 x 1 KiB of the
+// large operand in flight per warp with 8 rows of the small one, 3 with 16
+// (each step then holds two of its rows, not one).
+template <int kCols>
 constexpr int kUnroll = 4;
-constexpr int kBlocksPerSm = 2;
+template <int kCols>
+constexpr int kBlocksPerSm = kCols == 8 ? 2 : 1;
 constexpr int kMaxThreads = kSkinnyMaxWarps * 32;
 
-template <typename TIn, typename TOut>
-__global__ void __launch_bounds__(kMaxThreads, kBlocksPerSm)
+// kCols rows of the small operand per block: 8, the MMA's N (the large
+// operand's 16 rows are its M), or 16, the MMA's M (the large operand's rows
+// its N, 8 per MMA, two MMAs per warp).
+template <typename TIn, typename TOut, int kCols>
+__global__ void __launch_bounds__(kMaxThreads, kBlocksPerSm<kCols>)
     skinny_kernel(const __grid_constant__ SkinnyParams p) {
-  constexpr int kStep = kSkinnyChunk * kUnroll;
-  // [K slice][block row][kSkinnyCols]: each warp's 16 x 8 partial sums.
-  __shared__ float partial[kSkinnyMaxWarps * kSkinnyRows * kSkinnyCols];
+  static_assert(kCols == 8 || kCols == 16, "8 or 16 rows of the small operand");
+  constexpr int kSteps = kUnroll<kCols>;
+  constexpr int kStep = kSkinnyChunk * kSteps;
+  // [K slice][block row][kCols]: each warp's 16 x kCols partial sums.
+  __shared__ float partial[kSkinnyMaxWarps * kSkinnyRows * kCols];
   const int lane = static_cast<int>(threadIdx.x) % 32;
   const int warp = static_cast<int>(threadIdx.x) / 32;
   const int g = lane / 4;
@@ -85,7 +92,7 @@ __global__ void __launch_bounds__(kMaxThreads, kBlocksPerSm)
     const std::int64_t batch = block / p.row_blocks / p.passes;
     const std::int64_t block_row0 = row_block * rows_per_block;
     const std::int64_t row0 = block_row0 + kSkinnyRows * row_group;
-    const std::int64_t col0 = pass * kSkinnyCols;
+    const std::int64_t col0 = pass * kCols;
     // Rows past the edge read the last row instead: their products land in
     // rows or columns of D that are never stored.
     const TIn* const large = large_base + batch * p.stride_large;
@@ -93,53 +100,76 @@ __global__ void __launch_bounds__(kMaxThreads, kBlocksPerSm)
     const std::int64_t k_lane = k_begin + 8 * q;
     const TIn* const w_lo = large + min(row0 + g, p.large_rows - 1) * p.ld_large + k_lane;
     const TIn* const w_hi = large + min(row0 + g + 8, p.large_rows - 1) * p.ld_large + k_lane;
-    const TIn* const x = small + min(col0 + g, p.small_rows - 1) * p.ld_small + k_lane;
+    const TIn* const x_lo = small + min(col0 + g, p.small_rows - 1) * p.ld_small + k_lane;
+    const TIn* const x_hi = small + min(col0 + g + 8, p.small_rows - 1) * p.ld_small + k_lane;
 
-    float acc[4] = {};
+    // kCols == 8: one accumulator, D(large row, small row). kCols == 16:
+    // one per 8 large rows, D(small row, large row).
+    float acc[kCols / 8][4] = {};
     for (int k = 0; k < k_len; k += kStep) {
-      uint4 lo[kUnroll];
-      uint4 hi[kUnroll];
-      uint4 xs[kUnroll];
+      uint4 lo[kSteps];
+      uint4 hi[kSteps];
+      uint4 xl[kSteps];
+      uint4 xh[kSteps];
 #pragma unroll
-      for (int u = 0; u < kUnroll; ++u) {
+      for (int u = 0; u < kSteps; ++u) {
         // A lane's 8 elements are all in the slice or all out (zeros in
         // both operands).
         const int kk = k + u * kSkinnyChunk;
         const bool in = kk + 8 * q < k_len;
         lo[u] = in ? ptx::ld_global_stream_v4(w_lo + kk) : uint4{};
         hi[u] = in ? ptx::ld_global_stream_v4(w_hi + kk) : uint4{};
-        xs[u] = in ? ptx::ld_global_shared_v4(x + kk) : uint4{};
+        xl[u] = in ? ptx::ld_global_shared_v4(x_lo + kk) : uint4{};
+        if constexpr (kCols == 16) xh[u] = in ? ptx::ld_global_shared_v4(x_hi + kk) : uint4{};
       }
 #pragma unroll
-      for (int u = 0; u < kUnroll; ++u) {
+      for (int u = 0; u < kSteps; ++u) {
         // The lane's k (8q .. 8q+7) as the fragment's k pairs: 2q and 2q+8
         // in the first MMA, the same positions of the second 16 in the next.
-        ptx::mma_m16n8k16<TIn>(acc, lo[u].x, hi[u].x, lo[u].y, hi[u].y, xs[u].x, xs[u].y);
-        ptx::mma_m16n8k16<TIn>(acc, lo[u].z, hi[u].z, lo[u].w, hi[u].w, xs[u].z, xs[u].w);
+        if constexpr (kCols == 8) {
+          ptx::mma_m16n8k16<TIn>(acc[0], lo[u].x, hi[u].x, lo[u].y, hi[u].y, xl[u].x, xl[u].y);
+          ptx::mma_m16n8k16<TIn>(acc[0], lo[u].z, hi[u].z, lo[u].w, hi[u].w, xl[u].z, xl[u].w);
+        } else {
+          ptx::mma_m16n8k16<TIn>(acc[0], xl[u].x, xh[u].x, xl[u].y, xh[u].y, lo[u].x, lo[u].y);
+          ptx::mma_m16n8k16<TIn>(acc[0], xl[u].z, xh[u].z, xl[u].w, xh[u].w, lo[u].z, lo[u].w);
+          ptx::mma_m16n8k16<TIn>(acc[1], xl[u].x, xh[u].x, xl[u].y, xh[u].y, hi[u].x, hi[u].y);
+          ptx::mma_m16n8k16<TIn>(acc[1], xl[u].z, xh[u].z, xl[u].w, xh[u].w, hi[u].z, hi[u].w);
+        }
       }
     }
 
-    float* const mine =
-        partial + (k_slice * rows_per_block + kSkinnyRows * row_group) * kSkinnyCols;
-    mine[g * kSkinnyCols + 2 * q] = acc[0];
-    mine[g * kSkinnyCols + 2 * q + 1] = acc[1];
-    mine[(g + 8) * kSkinnyCols + 2 * q] = acc[2];
-    mine[(g + 8) * kSkinnyCols + 2 * q + 1] = acc[3];
+    // mine[large row][small row], this warp's 16 large rows.
+    float* const mine = partial + (k_slice * rows_per_block + kSkinnyRows * row_group) * kCols;
+    if constexpr (kCols == 8) {
+      mine[g * kCols + 2 * q] = acc[0][0];
+      mine[g * kCols + 2 * q + 1] = acc[0][1];
+      mine[(g + 8) * kCols + 2 * q] = acc[0][2];
+      mine[(g + 8) * kCols + 2 * q + 1] = acc[0][3];
+    } else {
+#pragma unroll
+      for (int t = 0; t < 2; ++t) {
+        const int row = 8 * t + 2 * q;
+        mine[row * kCols + g] = acc[t][0];
+        mine[(row + 1) * kCols + g] = acc[t][1];
+        mine[row * kCols + g + 8] = acc[t][2];
+        mine[(row + 1) * kCols + g + 8] = acc[t][3];
+      }
+    }
     __syncthreads();
     // Consecutive threads along C's contiguous direction.
     const bool rows_contiguous = p.c_large == 1;
     TOut* const c = static_cast<TOut*>(p.c) + batch * p.stride_c;
-    for (int e = static_cast<int>(threadIdx.x); e < rows_per_block * kSkinnyCols;
+    for (int e = static_cast<int>(threadIdx.x); e < rows_per_block * kCols;
          e += static_cast<int>(blockDim.x)) {
-      const int row = rows_contiguous ? e % rows_per_block : e / kSkinnyCols;
-      const int col = rows_contiguous ? e / rows_per_block : e % kSkinnyCols;
+      const int row = rows_contiguous ? e % rows_per_block : e / kCols;
+      const int col = rows_contiguous ? e / rows_per_block : e % kCols;
       const std::int64_t r = block_row0 + row;
       const std::int64_t s = col0 + col;
       if (r >= p.large_rows || s >= p.small_rows) continue;
       // In K-slice order: the same bits however the warps were scheduled.
       float sum = 0.0f;
       for (int slice = 0; slice < k_slices; ++slice) {
-        sum += partial[(slice * rows_per_block + row) * kSkinnyCols + col];
+        sum += partial[(slice * rows_per_block + row) * kCols + col];
       }
       TOut* const out = c + s * p.c_small + r * p.c_large;
       float v = p.alpha * sum;
@@ -156,8 +186,9 @@ constexpr std::int64_t kMaxGrid = 1 << 30;
 template <typename TIn, typename TOut>
 Status launch_instance(const SkinnyParams& p, const SkinnyShape& shape, cudaStream_t stream) {
   const dim3 grid(static_cast<unsigned>(std::min(shape.blocks, kMaxGrid)));
-  return launch_kernel(&skinny_kernel<TIn, TOut>, "prod-skinny", grid, shape.warps * 32, 0, 1,
-                       stream, p);
+  const auto kernel =
+      shape.cols == 8 ? &skinny_kernel<TIn, TOut, 8> : &skinny_kernel<TIn, TOut, 16>;
+  return launch_kernel(kernel, "prod-skinny", grid, shape.warps * 32, 0, 1, stream, p);
 }
 
 }  // namespace

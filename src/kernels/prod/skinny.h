@@ -32,7 +32,7 @@
 namespace tcgemm::prod {
 
 inline constexpr int kSkinnyRows = 16;      // rows of the large operand per warp: one MMA's M
-inline constexpr int kSkinnyCols = 8;       // rows of the small operand per block: one MMA's N
+inline constexpr int kSkinnyMaxCols = 16;   // rows of the small operand per block at most
 inline constexpr int kSkinnyChunk = 32;     // K per load step of a warp: 4 lanes x 8 elements
 inline constexpr int kSkinnyMaxWarps = 16;  // warps per block (row groups x K slices)
 
@@ -41,7 +41,8 @@ struct SkinnyShape {
   bool small_is_a = true;       // the small operand is A (M <= N), else B
   std::int64_t small = 0;       // its rows: M, or N
   std::int64_t large = 0;       // the large operand's rows: N, or M
-  std::int64_t passes = 1;      // blocks along the small operand: ceil(small / 8)
+  int cols = 8;                 // rows of the small operand per block: 8 or 16
+  std::int64_t passes = 1;      // blocks along the small operand: ceil(small / cols)
   int row_groups = 1;           // 16-row groups of the large operand per block
   std::int64_t row_blocks = 0;  // blocks along the large operand: ceil(large / (16 row_groups))
   int k_slices = 1;             // K slices per block
@@ -58,7 +59,8 @@ struct SkinnyShape {
 // per block cannot all be resident).
 SkinnyShape skinny_shape(const GemmArgs& args, int sm_count);
 
-// "small-M path: A small (M=16), 8-row groups 2, blocks 256 x 1 x 1, 16 warps x K 256"
+// "small-M path (mma.sync from global memory): small operand A (M=16), 16 of its
+// rows x 32 rows of the other per block, 128 blocks of 2 row groups x 8 K slices of 512"
 std::string to_string(const SkinnyShape& shape);
 
 }  // namespace tcgemm::prod
@@ -68,8 +70,8 @@ namespace tcgemm::kernels::prod {
 // Enqueues the small-M path for `args` (M, N, K >= 1, both operands
 // K-contiguous with 16-byte-aligned rows) with `shape` (skinny_shape of the
 // same problem) on args.stream; no allocation, synchronization or device
-// query, so a CUDA graph can capture it. A problem of more than 8 rows in
-// both M and N runs in passes of 8 (correct, but each pass streams the
+// query, so a CUDA graph can capture it. A problem of more than 16 rows in
+// both M and N runs in passes of 16 (correct, but each pass streams the
 // large operand again).
 Status launch_skinny(const GemmArgs& args, const tcgemm::prod::SkinnyShape& shape);
 
