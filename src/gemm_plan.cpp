@@ -115,7 +115,7 @@ Status check_pointer(const char* name, const void* ptr, DType dtype, bool tma_al
     return {StatusCode::kInvalidValue,
             std::string(name) +
                 " is not 16-byte aligned, but the plan was made for a 16-byte-aligned " + name +
-                " (streamed by TMA): make a plan with this pointer's alignment"};
+                " (read with TMA or 16-byte loads): make a plan with this pointer's alignment"};
   }
   return Status::success();
 }

@@ -409,7 +409,7 @@ constexpr auto prod_kernels(std::index_sequence<kConfig...>) {
                  &kernels::describe_prod_config<kernels::kInvariantConfig>},
       KernelInfo{"prod-skinny",
                  "production family, small-M path: mma.sync fed from global memory, 16 rows of "
-                 "the large operand per block, K split across its warps (A row-major, B "
+                 "the large operand per warp, K split across a block's warps (A row-major, B "
                  "column-major, min(M, N) <= 16)",
                  skinny_constraints(), &kernels::launch_prod_skinny, kSkinnyRank, nullptr,
                  /*workspace_optional=*/false, &kernels::describe_prod_skinny},

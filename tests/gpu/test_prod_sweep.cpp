@@ -49,6 +49,7 @@
 #include "kernels/kernels.h"
 #include "kernels/prod/config.h"
 #include "kernels/prod/launch.h"
+#include "kernels/prod/skinny.h"
 
 namespace tcgemm_test {
 namespace {
@@ -806,33 +807,34 @@ TEST_F(ProdClasses, DescribeNamesAProductionKernelForEveryClass) {
 
 // Problems for the small-M path (prod/skinny.h: A row-major, B column-major,
 // K-contiguous rows 16-byte aligned): M or N from 1 to 64 (blocks of 8 or
-// 16 of its rows, ragged ones, one to three passes, the small operand A or
-// B), K from one load
-// step to several K slices with a ragged last one, both C layouts, every
-// output dtype, beta 0, 1 and 2, padded leading dimensions, a 1-element C
-// offset and batches (B shared; entries back to back).
+// 16 of its rows, ragged ones, one to four passes, the small operand A or
+// B), K from one load step to several K slices with a ragged last one, both
+// C layouts, every output dtype, beta 0, 1 and 2, alpha -1, padded leading
+// dimensions, a 1-element C offset and batches (one B or one A for every
+// entry; entries back to back). Each parameter cycles on its own counter.
 std::vector<GemmCase> small_m_cases() {
   std::vector<GemmCase> cases;
   std::uint64_t seed = 0x5c1a1000;
-  const std::int64_t mn[][2] = {{1, 264},  {5, 1032}, {8, 56},   {16, 4096}, {17, 136},
-                                {33, 520}, {64, 264}, {1032, 7}, {264, 64},  {1, 1}};
+  const std::int64_t mn[][2] = {{1, 264},  {5, 1032}, {8, 56},   {12, 520}, {16, 4096}, {17, 136},
+                                {33, 520}, {64, 264}, {1032, 7}, {264, 13}, {264, 64},  {1, 1}};
   const std::int64_t ks[] = {8, 40, 264, 4104};
-  int variant = 0;
+  constexpr BatchMode kBatches[] = {BatchMode::kSingle, BatchMode::kSharedB, BatchMode::kSingle,
+                                    BatchMode::kTight,  BatchMode::kSingle,  BatchMode::kSharedA};
+  int v = 0;
   for (const auto& d : mn) {
     for (std::int64_t k : ks) {
       for (Layout lc : {kCol, kRow}) {
-        const int v = variant++;
-        const DType in = v % 2 == 0 ? DType::kBF16 : DType::kFP16;
-        const DType out = v % 3 == 0 ? DType::kFP32 : v % 3 == 1 ? in : DType::kBF16;
-        GemmCase c = make_case(d[0], d[1], k, {kRow, kCol, lc}, in, out, ++seed);
-        c.beta = static_cast<float>(v % 3);
-        c.alpha = v % 4 == 3 ? -1.0f : 1.0f;
+        const DType in = (v / 2) % 2 == 0 ? DType::kBF16 : DType::kFP16;
+        const DType outs[] = {DType::kFP32, in, DType::kBF16, DType::kFP16};
+        GemmCase c = make_case(d[0], d[1], k, {kRow, kCol, lc}, in, outs[(v / 3) % 4], ++seed);
+        c.beta = static_cast<float>((v / 5) % 3);
+        c.alpha = v % 7 == 3 ? -1.0f : 1.0f;
         if (v % 5 == 1) c.lda_pad = c.ldb_pad = 8;
         if (v % 5 == 2) c.ldc_pad = 1;
-        if (v % 7 == 3) c.c_offset = 1;
-        if (v % 6 == 4) c.batch = BatchMode::kSharedB;
-        if (v % 6 == 5) c.batch = BatchMode::kTight;
+        if (v % 11 == 3) c.c_offset = 1;
+        c.batch = kBatches[(v / 4) % 6];
         cases.push_back(c);
+        ++v;
       }
     }
   }
@@ -847,6 +849,28 @@ TEST_F(ProdSmallM, EveryShapeOfThePathIsCorrect) {
   run_all(small_m_cases(), "ProdSmallM prod-skinny", skinny_backend());
 }
 
+// The kernel's block loop (each block taking more than one block's work):
+// the launch capped at 3 blocks, on a problem with passes, a batch and K
+// slices, and one of many row blocks.
+TEST_F(ProdSmallM, BlocksLoopOverTheWorkPastTheGrid) {
+  std::vector<GemmCase> cases;
+  GemmCase c = make_case(40, 264, 520, {kRow, kCol, kRow}, DType::kBF16, DType::kFP32, 0x5c1a2001);
+  c.batch = BatchMode::kSharedB;
+  c.beta = 1.0f;
+  cases.push_back(c);
+  cases.push_back(
+      make_case(3, 2056, 72, {kRow, kCol, kCol}, DType::kFP16, DType::kFP16, 0x5c1a2002));
+  auto gemm = [](const GemmArgs& args) {
+    if (Status s = tcgemm::validate(args); !s.ok()) return s;
+    tcgemm::prod::DeviceModel model;
+    if (Status s = tcgemm::kernels::prod::device_model(&model); !s.ok()) return s;
+    return tcgemm::kernels::prod::launch_skinny(args,
+                                                tcgemm::prod::skinny_shape(args, model.sm_count),
+                                                /*max_blocks=*/3);
+  };
+  run_all(cases, "ProdSmallM 3 blocks", Backend{"prod-skinny launcher, 3 blocks", gemm, false});
+}
+
 // The dispatcher gives it the problems of at most 16 rows, and they are
 // correct through tcgemm::gemm too.
 TEST_F(ProdSmallM, TheDispatcherRunsItUpTo16Rows) {
@@ -854,7 +878,7 @@ TEST_F(ProdSmallM, TheDispatcherRunsItUpTo16Rows) {
   for (const GemmCase& c : small_m_cases()) {
     if (std::min(c.m, c.n) <= 16) cases.push_back(c);
   }
-  ASSERT_GE(cases.size(), 48u);
+  ASSERT_GE(cases.size(), 56u);
   for (const GemmCase& c : cases) {
     const GuardedProblem p(c);
     const tcgemm::Description d = tcgemm::describe(p.args());

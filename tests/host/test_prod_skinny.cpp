@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "kernels/prod/skinny.h"
 
@@ -47,7 +48,10 @@ void expect_covers(const GemmArgs& args, const SkinnyShape& s) {
   EXPECT_EQ(cols, s.small <= 8 ? 8 : 16);
   EXPECT_GE(s.passes * cols, s.small);
   EXPECT_LT((s.passes - 1) * cols, s.small);
-  EXPECT_TRUE(s.row_groups == 1 || s.row_groups == 2 || s.row_groups == 4);
+  EXPECT_TRUE(s.row_groups == 1 || s.row_groups == 2);
+  if (s.small <= 4) {
+    EXPECT_EQ(s.row_groups, 1);
+  }
   const std::int64_t rows = kSkinnyRows * s.row_groups;
   EXPECT_GE(s.row_blocks * rows, s.large);
   EXPECT_LT((s.row_blocks - 1) * rows, s.large);
@@ -84,7 +88,8 @@ TEST(ProdSkinny, KSlicesKeepEveryBlockResident) {
     std::int64_t n, k;
     int slices;
   };
-  // 256 blocks: 16 slices (2 a SM) would fit only 264 > 256 / 0.9.
+  // 256 blocks: 16 slices (2 blocks a SM) leave 0.9 x 264 = 237.6 slots,
+  // fewer than the blocks; 8 slices (4 a SM) leave 475.
   for (const Case& c :
        {Case{4096, 4096, 8}, Case{14336, 4096, 4}, Case{8192, 28672, 4}, Case{28672, 8192, 2}}) {
     const SkinnyShape s = skinny_shape(linear(1, c.n, c.k), 132);
@@ -119,6 +124,49 @@ TEST(ProdSkinny, MoreRowsOfTheSmallOperandMeanTallerBlocks) {
   EXPECT_EQ(fewer.k_slices, 16);
   // M = 1 reads one row: one group.
   EXPECT_EQ(skinny_shape(linear(1, 14336, 4096), 132).row_groups, 1);
+}
+
+TEST(ProdSkinny, SixteenRowBlocksCountOneBlockOf16WarpsPerSm) {
+  // M = 16: 16-row blocks, 16 warps resident per SM. Two row groups: 448
+  // blocks; 4 slices (2 a SM) leave 237.6 slots, 2 slices (4 a SM) 475.2.
+  const SkinnyShape s = skinny_shape(linear(16, 14336, 4096), 132);
+  EXPECT_EQ(s.cols, 16);
+  EXPECT_EQ(s.row_groups, 2);
+  EXPECT_EQ(s.row_blocks, 448);
+  EXPECT_EQ(s.k_slices, 2);
+  EXPECT_EQ(s.k_per_warp, 2048);
+}
+
+TEST(ProdSkinny, DegenerateSizesGiveALaunchableShape) {
+  // The launcher refuses these (below); the shape must still be sane.
+  for (const GemmArgs& args : {linear(1, 64, 0), linear(1, 1, 8), linear(16, 16, 8)}) {
+    const SkinnyShape s = skinny_shape(args, 132);
+    EXPECT_GE(s.k_slices, 1);
+    EXPECT_GE(s.warps, 1);
+    EXPECT_GE(s.k_per_warp, kSkinnyChunk);
+  }
+}
+
+TEST(ProdSkinny, TheLauncherRefusesWhatItsLoadsCannotRead) {
+  // Refused before anything touches the device (no GPU here).
+  const GemmArgs good = linear(8, 4096, 4096, 2);
+  std::vector<GemmArgs> bad(8, good);
+  bad[0].k = 4092;  // K % 8
+  bad[1].a.ld = 4100;
+  bad[2].b.ld = 4100;
+  bad[3].a.stride += 4;
+  bad[4].b.ptr = reinterpret_cast<const void*>(64 * kAligned + 8);
+  bad[5].a.layout = Layout::kColMajor;
+  bad[6].b.layout = Layout::kRowMajor;
+  bad[7].k = 0;
+  for (std::size_t i = 0; i < bad.size(); ++i) {
+    const tcgemm::Status s =
+        tcgemm::kernels::prod::launch_skinny(bad[i], skinny_shape(bad[i], 132));
+    EXPECT_EQ(s.code, tcgemm::StatusCode::kInvalidValue) << "case " << i << ": " << s.message;
+    EXPECT_NE(s.message.find("prod-skinny"), std::string::npos) << s.message;
+  }
+  EXPECT_EQ(tcgemm::kernels::prod::launch_skinny(good, skinny_shape(good, 132), 0).code,
+            tcgemm::StatusCode::kInvalidValue);
 }
 
 TEST(ProdSkinny, CoversEveryProblem) {

@@ -11,8 +11,10 @@ namespace {
 
 constexpr std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
-// Warps resident per SM (skinny.cu's register budget: 64 registers a
-// thread) and blocks resident per SM at most (sm_90).
+// Warps resident per SM (skinny.cu's register budget: 64 registers a thread
+// with 8 rows of the small operand per block, about 116 with 16) and blocks
+// resident per SM at most (sm_90). A block's shared memory (512 bytes a
+// warp with 8 rows, 1 KiB with 16) never binds first.
 constexpr std::int64_t warps_per_sm(int cols) { return cols == 8 ? 32 : 16; }
 constexpr std::int64_t kMaxBlocksPerSm = 32;
 
@@ -48,18 +50,18 @@ SkinnyShape skinny_shape(const GemmArgs& args, int sm_count) {
   // Row groups: as many as the small operand's size calls for (its L2 reads
   // per row of the large one fall with them), fewer where that leaves fewer
   // warps to stream the large operand (counted up to what is resident).
-  const std::int64_t chunks = ceil_div(args.k, kSkinnyChunk);
+  const std::int64_t chunks = std::max<std::int64_t>(1, ceil_div(args.k, kSkinnyChunk));
   const std::int64_t resident_warps = std::max(1, sm_count) * warps_per_sm(s.cols);
-  std::int64_t best_warps = 0;
+  std::int64_t best_warps = -1;
   for (int groups = s.small <= 4 ? 1 : 2; groups >= 1; groups /= 2) {
     SkinnyShape t = s;
     t.row_groups = groups;
     t.row_blocks = ceil_div(s.large, std::int64_t{kSkinnyRows} * groups);
     t.blocks = t.row_blocks * s.passes * args.batch_count;
-    const auto slices =
-        static_cast<int>(std::min<std::int64_t>(resident_slices(t, sm_count), chunks));
+    const auto slices = static_cast<int>(
+        std::max<std::int64_t>(1, std::min<std::int64_t>(resident_slices(t, sm_count), chunks)));
     t.k_per_warp = ceil_div(chunks, slices) * kSkinnyChunk;
-    t.k_slices = static_cast<int>(ceil_div(args.k, t.k_per_warp));
+    t.k_slices = static_cast<int>(std::max<std::int64_t>(1, ceil_div(args.k, t.k_per_warp)));
     t.warps = groups * t.k_slices;
     const std::int64_t streaming = std::min(resident_warps, t.blocks * t.warps);
     if (streaming > best_warps) {

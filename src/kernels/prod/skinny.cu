@@ -47,11 +47,11 @@ struct SkinnyParams {
   float beta = 0.0f;
 };
 
-// Load steps a warp issues before its MMAs consume them, within the 64
-// registers a thread has at two blocks of 16 warps per SM: 4 x 1 KiB of the
-// large operand in flight per warp with 8 rows of the small one, 3 with 16
-// (each step then holds two of its rows, not one).
-template <int kCols>
+// Load steps a warp issues before its MMAs consume them: 4 x 1 KiB of the
+// large operand in flight per warp. With 8 rows of the small operand that
+// fits the 64 registers a thread has at two blocks of 16 warps per SM; with
+// 16 (two of its rows per step) it takes about 116, one block per SM
+// (skinny.cpp's residency count).
 constexpr int kUnroll = 4;
 template <int kCols>
 constexpr int kBlocksPerSm = kCols == 8 ? 2 : 1;
@@ -64,10 +64,13 @@ template <typename TIn, typename TOut, int kCols>
 __global__ void __launch_bounds__(kMaxThreads, kBlocksPerSm<kCols>)
     skinny_kernel(const __grid_constant__ SkinnyParams p) {
   static_assert(kCols == 8 || kCols == 16, "8 or 16 rows of the small operand");
-  constexpr int kSteps = kUnroll<kCols>;
+  constexpr int kSteps = kUnroll;
   constexpr int kStep = kSkinnyChunk * kSteps;
-  // [K slice][block row][kCols]: each warp's 16 x kCols partial sums.
-  __shared__ float partial[kSkinnyMaxWarps * kSkinnyRows * kCols];
+  // [K slice][block row][kCols]: each warp's 16 x kCols partial sums, sized
+  // for the launch's warps (launch_instance) so that small blocks stay many
+  // per SM.
+  extern __shared__ float4 smem_raw[];
+  float* const partial = reinterpret_cast<float*>(smem_raw);
   const int lane = static_cast<int>(threadIdx.x) % 32;
   const int warp = static_cast<int>(threadIdx.x) / 32;
   const int g = lane / 4;
@@ -180,20 +183,45 @@ __global__ void __launch_bounds__(kMaxThreads, kBlocksPerSm<kCols>)
   }
 }
 
-// Blocks launched at most: the kernel loops over the rest.
-constexpr std::int64_t kMaxGrid = 1 << 30;
-
 template <typename TIn, typename TOut>
-Status launch_instance(const SkinnyParams& p, const SkinnyShape& shape, cudaStream_t stream) {
-  const dim3 grid(static_cast<unsigned>(std::min(shape.blocks, kMaxGrid)));
+Status launch_instance(const SkinnyParams& p, const SkinnyShape& shape, std::int64_t max_blocks,
+                       cudaStream_t stream) {
+  const dim3 grid(static_cast<unsigned>(std::min(shape.blocks, max_blocks)));
   const auto kernel =
       shape.cols == 8 ? &skinny_kernel<TIn, TOut, 8> : &skinny_kernel<TIn, TOut, 16>;
-  return launch_kernel(kernel, "prod-skinny", grid, shape.warps * 32, 0, 1, stream, p);
+  const std::size_t smem =
+      static_cast<std::size_t>(shape.warps) * kSkinnyRows * shape.cols * sizeof(float);
+  return launch_kernel(kernel, "prod-skinny", grid, shape.warps * 32, smem, 1, stream, p);
+}
+
+// What the kernel's loads assume; the registry's constraints ask the same.
+Status check_operands(const GemmArgs& args) {
+  const auto reason = [&]() -> std::string {
+    if (args.m < 1 || args.n < 1 || args.k < 1) return "M, N and K must be at least 1";
+    if (args.a.layout != Layout::kRowMajor || args.b.layout != Layout::kColMajor) {
+      return "A must be row-major and B column-major (K-contiguous)";
+    }
+    if (args.k % 8 != 0 || args.a.ld % 8 != 0 || args.b.ld % 8 != 0) {
+      return "K, lda and ldb must be multiples of 8";
+    }
+    if (args.batch_count > 1 && (args.a.stride % 8 != 0 || args.b.stride % 8 != 0)) {
+      return "the batch strides of A and B must be multiples of 8";
+    }
+    if (reinterpret_cast<std::uintptr_t>(args.a.ptr) % 16 != 0 ||
+        reinterpret_cast<std::uintptr_t>(args.b.ptr) % 16 != 0) {
+      return "A and B must be 16-byte aligned";
+    }
+    return {};
+  }();
+  if (reason.empty()) return Status::success();
+  return {StatusCode::kInvalidValue, "prod-skinny: " + reason};
 }
 
 }  // namespace
 
-Status launch_skinny(const GemmArgs& args, const SkinnyShape& shape) {
+Status launch_skinny(const GemmArgs& args, const SkinnyShape& shape, std::int64_t max_blocks) {
+  if (Status s = check_operands(args); !s.ok()) return s;
+  if (max_blocks < 1) return {StatusCode::kInvalidValue, "prod-skinny: max_blocks must be >= 1"};
   SkinnyParams p;
   const bool a_small = shape.small_is_a;
   const bool batched = args.batch_count > 1;
@@ -227,7 +255,7 @@ Status launch_skinny(const GemmArgs& args, const SkinnyShape& shape) {
       if constexpr (std::is_same_v<TIn, float>) {
         return Status{StatusCode::kNotSupported, "prod-skinny: inputs are not 16-bit"};
       } else {
-        return launch_instance<TIn, TOut>(p, shape, args.stream);
+        return launch_instance<TIn, TOut>(p, shape, max_blocks, args.stream);
       }
     });
   });

@@ -4,8 +4,10 @@
 //
 // No shared-memory ring, no TMA, no clusters: each warp loads 16 rows of the
 // large operand and the few rows of the small one straight from global
-// memory into mma.sync fragments (m16n8k16), the large operand's rows as
-// the MMA's M, the small operand's as its N. A thread's 16-byte load holds 8
+// memory into mma.sync fragments (m16n8k16): up to 8 rows of the small
+// operand are the MMA's N and the large operand's 16 rows its M; 9 to 16
+// rows of the small operand are the MMA's M and the large operand's rows
+// its N, 8 per MMA. A thread's 16-byte load holds 8
 // consecutive k of one row; the MMA sees them as the k its fragment layout
 // expects, which is harmless because the large and the small operand are
 // loaded with the same k permutation. A block covers 16 rows per row group
@@ -31,7 +33,7 @@
 
 namespace tcgemm::prod {
 
-inline constexpr int kSkinnyRows = 16;      // rows of the large operand per warp: one MMA's M
+inline constexpr int kSkinnyRows = 16;      // rows of the large operand per warp
 inline constexpr int kSkinnyMaxCols = 16;   // rows of the small operand per block at most
 inline constexpr int kSkinnyChunk = 32;     // K per load step of a warp: 4 lanes x 8 elements
 inline constexpr int kSkinnyMaxWarps = 16;  // warps per block (row groups x K slices)
@@ -60,19 +62,24 @@ struct SkinnyShape {
 SkinnyShape skinny_shape(const GemmArgs& args, int sm_count);
 
 // "small-M path (mma.sync from global memory): small operand A (M=16), 16 of its
-// rows x 32 rows of the other per block, 128 blocks of 2 row groups x 8 K slices of 512"
+// rows x 32 rows of the other per block, 128 blocks of 2 row groups x 4 K slices of 1024"
 std::string to_string(const SkinnyShape& shape);
 
 }  // namespace tcgemm::prod
 
 namespace tcgemm::kernels::prod {
 
-// Enqueues the small-M path for `args` (M, N, K >= 1, both operands
-// K-contiguous with 16-byte-aligned rows) with `shape` (skinny_shape of the
+// Enqueues the small-M path for `args` with `shape` (skinny_shape of the
 // same problem) on args.stream; no allocation, synchronization or device
-// query, so a CUDA graph can capture it. A problem of more than 16 rows in
-// both M and N runs in passes of 16 (correct, but each pass streams the
-// large operand again).
-Status launch_skinny(const GemmArgs& args, const tcgemm::prod::SkinnyShape& shape);
+// query, so a CUDA graph can capture it. kInvalidValue, nothing enqueued,
+// unless M, N, K >= 1, A is row-major and B column-major, K, lda, ldb (and
+// with a batch the strides of A and B) are multiples of 8 and A and B are
+// 16-byte aligned. A problem of more than 16 rows in both M and N runs in
+// passes of 16 (correct, but each pass streams the large operand again).
+// At most `max_blocks` blocks are launched, each looping over the rest
+// (the tests lower it to run the loop).
+inline constexpr std::int64_t kSkinnyMaxGrid = std::int64_t{1} << 30;
+Status launch_skinny(const GemmArgs& args, const tcgemm::prod::SkinnyShape& shape,
+                     std::int64_t max_blocks = kSkinnyMaxGrid);
 
 }  // namespace tcgemm::kernels::prod
