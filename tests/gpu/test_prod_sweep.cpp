@@ -46,7 +46,6 @@
 #include <vector>
 
 #include "guarded_problem.h"
-#include "kernels/kernels.h"
 #include "kernels/prod/config.h"
 #include "kernels/prod/launch.h"
 #include "kernels/prod/skinny.h"
@@ -68,14 +67,18 @@ Backend product_backend() {
   return {"tcgemm::gemm", [](const GemmArgs& args) { return tcgemm::gemm(args); }, true};
 }
 
-// The small-M path's launcher itself (kernels.h), past its registry entry's
-// min(M, N) <= 16: the kernel runs any M and N, in passes of 16 rows.
-Backend skinny_backend() {
-  auto gemm = [](const GemmArgs& args) {
+// The small-M path's launcher itself (prod/skinny.h), past its registry
+// entry's min(M, N) <= 16: the kernel runs any M and N, in passes of 16
+// rows; at most `max_blocks` blocks, each looping over the rest.
+Backend skinny_backend(std::int64_t max_blocks = tcgemm::kernels::prod::kSkinnyMaxGrid) {
+  auto gemm = [max_blocks](const GemmArgs& args) {
     if (Status s = tcgemm::validate(args); !s.ok()) return s;
-    return tcgemm::kernels::launch_prod_skinny(args);
+    tcgemm::prod::DeviceModel model;
+    if (Status s = tcgemm::kernels::prod::device_model(&model); !s.ok()) return s;
+    return tcgemm::kernels::prod::launch_skinny(
+        args, tcgemm::prod::skinny_shape(args, model.sm_count), max_blocks);
   };
-  return {"prod-skinny launcher", gemm, false};
+  return {"prod-skinny launcher, at most " + std::to_string(max_blocks) + " blocks", gemm, false};
 }
 
 Backend cublas_backend(cublasHandle_t handle) {
@@ -860,15 +863,7 @@ TEST_F(ProdSmallM, BlocksLoopOverTheWorkPastTheGrid) {
   cases.push_back(c);
   cases.push_back(
       make_case(3, 2056, 72, {kRow, kCol, kCol}, DType::kFP16, DType::kFP16, 0x5c1a2002));
-  auto gemm = [](const GemmArgs& args) {
-    if (Status s = tcgemm::validate(args); !s.ok()) return s;
-    tcgemm::prod::DeviceModel model;
-    if (Status s = tcgemm::kernels::prod::device_model(&model); !s.ok()) return s;
-    return tcgemm::kernels::prod::launch_skinny(args,
-                                                tcgemm::prod::skinny_shape(args, model.sm_count),
-                                                /*max_blocks=*/3);
-  };
-  run_all(cases, "ProdSmallM 3 blocks", Backend{"prod-skinny launcher, 3 blocks", gemm, false});
+  run_all(cases, "ProdSmallM 3 blocks", skinny_backend(/*max_blocks=*/3));
 }
 
 // The dispatcher gives it the problems of at most 16 rows, and they are
