@@ -39,6 +39,7 @@
 #include "kernels/prod/problem.h"
 #include "ptx/cluster.cuh"
 #include "ptx/common.cuh"
+#include "ptx/global_sync.cuh"
 #include "ptx/mbarrier.cuh"
 #include "ptx/tma.cuh"
 #include "ptx/wgmma.cuh"
@@ -243,14 +244,39 @@ __device__ __forceinline__ void store_packed_part(int part,
 
 // --- split-K: the reduction in place ------------------------------------------
 
+// The counters of one consumer slice of a split tile (Params::split_flags,
+// kSplitFlagWords words each): pieces that have written their partial sums,
+// reduction shares handed out, and pieces done with the counters. All three
+// are zero between launches: the last piece to leave zeroes them.
+struct SliceFlags {
+  unsigned arrived;
+  unsigned claimed;
+  unsigned left;
+  unsigned unused;
+};
+static_assert(sizeof(SliceFlags) == tcgemm::prod::kSplitFlagWords * sizeof(std::uint32_t));
+
+// How long a piece that is not the last to arrive waits for the others before
+// it leaves the reduction to them, in SM clock cycles (about 20 us). The
+// pieces of a tile run at once (consecutive work indices, a persistent
+// grid), so they arrive within a few microseconds of each other; the bound
+// keeps any wait finite whatever the schedule (no piece ever waits for
+// another without one).
+inline constexpr long long kShareWaitCycles = 40000;
+
 // One consumer's 64 x BN slice of a split tile (Params::split_flags): write
-// this piece's fp32 partial sums into its slot, count the piece in the
-// slice's flag, and, if it is the last to arrive, sum every split's
-// partials in split order (the same bits whichever arrives last) and store
-// C (alpha, beta; column-major after canonicalization). The flag goes back
-// to zero for the next launch. Only the slice's rows and columns that exist
+// this piece's fp32 partial sums into its slot and count the piece in the
+// slice's flags; then the slice's sum of every split's partials (in split
+// order: the same bits whoever adds them) is cut into k_splits shares by
+// element, and the pieces that are there take shares one at a time until
+// none is left, each storing its share of C (alpha, beta; column-major after
+// canonicalization). A piece that arrives before the last waits up to
+// kShareWaitCycles for the others (when they run in the same round of the
+// persistent grid), then takes shares too; the last to arrive takes
+// whatever is left, so the reduction always completes, spread over up to
+// k_splits SMs instead of one. Only the slice's rows and columns that exist
 // in C move (a small M or N leaves few). `tile_slot` numbers the launch's
-// split tiles (0 .. split tiles - 1).
+// split tiles (0 .. split tiles - 1), a cluster's tiles next to each other.
 template <typename TOut, typename S>
 __device__ __forceinline__ void split_k_fixup(const float (&acc)[S::BN / 2], const Params& p,
                                               std::int64_t tile_slot, std::int32_t split,
@@ -284,65 +310,105 @@ __device__ __forceinline__ void split_k_fixup(const float (&acc)[S::BN / 2], con
   // Release: every thread's partials before the leader's count.
   __threadfence();
   ptx::named_barrier_sync(barrier, S::kWarpgroupThreads);
-  unsigned* const flag = &p.split_flags[tile_slot * S::kConsumers + consumer];
-  const bool last_here = leader && atomicAdd(flag, 1u) == static_cast<unsigned>(p.k_splits - 1);
-  if (!ptx::named_barrier_sync_or(barrier, S::kWarpgroupThreads, last_here)) return;
-  // Acquire: the other pieces' partials after their counts.
-  __threadfence();
-  // The sums, spread over the warpgroup by element, not by fragment (a small
-  // M leaves a few threads owning every valid element), four rows at a
-  // time: thread t takes groups t, t + 128, ... of the slice's
-  // ceil(rows / 4) x cols row groups (a column's last group may reach into
-  // rows past M, inside the slot, never stored), kBatch groups per pass and
-  // two splits' loads in flight at once. The reduction is latency-bound:
-  // 16-byte loads, two splits at a time, made a split of 2 of 1024^3 in
-  // 128 x 256 tiles 2x faster (H200, with row-major slots, the version
-  // before this one).
-  constexpr int kBatch = 8;
-  constexpr int kThreads = S::kWarpgroupThreads;
-  const int groups_per_col = (rows + 3) / 4;
-  const int count = groups_per_col * cols;
-  const auto add = [](float4 x, float4 y) {
-    return make_float4(x.x + y.x, x.y + y.y, x.z + y.z, x.w + y.w);
-  };
-  TOut* const c = static_cast<TOut*>(p.c) + std::int64_t{batch} * p.stride_c + col0 * p.ldc + row0;
-  for (int g0 = threadIdx.x % kThreads; g0 < count; g0 += kThreads * kBatch) {
-    int at[kBatch];  // each group's offset in the slot; -1: past the end
-    float4 sum[kBatch];
-#pragma unroll
-    for (int u = 0; u < kBatch; ++u) {
-      const int g = g0 + u * kThreads;
-      at[u] = g < count ? (g / groups_per_col) * kRows + (g % groups_per_col) * 4 : -1;
-      sum[u] = at[u] >= 0 ? __ldcg(reinterpret_cast<const float4*>(slice(0) + at[u]))
-                          : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-    }
-#pragma unroll 2
-    for (int s = 1; s < p.k_splits; ++s) {
-      const float* const split_slice = slice(s);
-#pragma unroll
-      for (int u = 0; u < kBatch; ++u) {
-        if (at[u] >= 0) {
-          sum[u] = add(sum[u], __ldcg(reinterpret_cast<const float4*>(split_slice + at[u])));
-        }
+  auto* const flags =
+      reinterpret_cast<SliceFlags*>(p.split_flags) + tile_slot * S::kConsumers + consumer;
+  const auto splits = static_cast<unsigned>(p.k_splits);
+  // The share index the leader hands its warpgroup.
+  __shared__ int share_of[S::kConsumers];
+  bool everyone_here = false;
+  if (leader) {
+    everyone_here = atomicAdd(&flags->arrived, 1u) + 1 == splits;
+    // The unit's pieces are work indices first .. first + splits - 1 past
+    // the whole units (which fill whole rounds): waiting for the others
+    // pays only when they all run in this round; a unit that straddles two
+    // rounds leaves its sum to its last piece. (32-bit: 64-bit divisions
+    // spill.)
+    const auto grid = gridDim.x / static_cast<unsigned>(S::kClusterM);
+    const auto first = static_cast<unsigned>(tile_slot / S::kClusterM) * splits;
+    if (!everyone_here && first / grid == (first + splits - 1) / grid) {
+      const long long start = clock64();
+      while (!everyone_here && clock64() - start < kShareWaitCycles) {
+        everyone_here = ptx::ld_acquire_gpu(&flags->arrived) >= splits;
       }
     }
+  }
+  if (ptx::named_barrier_sync_or(barrier, S::kWarpgroupThreads, everyone_here)) {
+    // Acquire: the other pieces' partials after their counts.
+    __threadfence();
+    // The sums, spread over the warpgroup by element, not by fragment (a
+    // small M leaves a few threads owning every valid element), four rows at
+    // a time: the slice's ceil(rows / 4) x cols row groups (a column's last
+    // group may reach into rows past M, inside the slot, never stored), cut
+    // into k_splits shares of consecutive groups; thread t takes groups t,
+    // t + 128, ... of a share, kBatch groups per pass and two splits' loads
+    // in flight at once. The reduction is latency-bound: 16-byte loads, two
+    // splits at a time, made a split of 2 of 1024^3 in 128 x 256 tiles 2x
+    // faster (H200, with row-major slots, an earlier version).
+    constexpr int kBatch = 6;
+    constexpr int kThreads = S::kWarpgroupThreads;
+    const int groups_per_col = (rows + 3) / 4;
+    const int count = groups_per_col * cols;
+    const auto add = [](float4 x, float4 y) {
+      return make_float4(x.x + y.x, x.y + y.y, x.z + y.z, x.w + y.w);
+    };
+    TOut* const c =
+        static_cast<TOut*>(p.c) + std::int64_t{batch} * p.stride_c + col0 * p.ldc + row0;
+    for (;;) {
+      if (leader) share_of[consumer] = static_cast<int>(atomicAdd(&flags->claimed, 1u));
+      ptx::named_barrier_sync(barrier, S::kWarpgroupThreads);
+      const int share = share_of[consumer];
+      // Every thread has read it before the leader writes the next one.
+      ptx::named_barrier_sync(barrier, S::kWarpgroupThreads);
+      if (share >= p.k_splits) break;
+      // (count <= 16 x 256 groups, k_splits <= kMaxInPlaceSplits: 32 bits
+      // hold the products.)
+      const int end = count * (share + 1) / p.k_splits;
+      for (int g0 = count * share / p.k_splits + static_cast<int>(threadIdx.x % kThreads); g0 < end;
+           g0 += kThreads * kBatch) {
+        int at[kBatch];  // each group's offset in the slot; -1: past the share
+        float4 sum[kBatch];
 #pragma unroll
-    for (int u = 0; u < kBatch; ++u) {
-      if (at[u] < 0) continue;
-      const int c_row = at[u] % kRows;
-      TOut* const out = c + std::int64_t{at[u] / kRows} * p.ldc + c_row;
-      const float values[4] = {sum[u].x, sum[u].y, sum[u].z, sum[u].w};
+        for (int u = 0; u < kBatch; ++u) {
+          const int g = g0 + u * kThreads;
+          at[u] = g < end ? (g / groups_per_col) * kRows + (g % groups_per_col) * 4 : -1;
+          sum[u] = at[u] >= 0 ? __ldcg(reinterpret_cast<const float4*>(slice(0) + at[u]))
+                              : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        }
+#pragma unroll 2
+        for (int s = 1; s < p.k_splits; ++s) {
+          const float* const split_slice = slice(s);
 #pragma unroll
-      for (int q = 0; q < 4; ++q) {
-        if (c_row + q < rows) {
-          float value = p.alpha * values[q];
-          if (p.beta != 0.0f) value += p.beta * to_float(out[q]);
-          out[q] = from_float<TOut>(value);
+          for (int u = 0; u < kBatch; ++u) {
+            if (at[u] >= 0) {
+              sum[u] = add(sum[u], __ldcg(reinterpret_cast<const float4*>(split_slice + at[u])));
+            }
+          }
+        }
+#pragma unroll
+        for (int u = 0; u < kBatch; ++u) {
+          if (at[u] < 0) continue;
+          const int c_row = at[u] % kRows;
+          TOut* const out = c + std::int64_t{at[u] / kRows} * p.ldc + c_row;
+          const float values[4] = {sum[u].x, sum[u].y, sum[u].z, sum[u].w};
+#pragma unroll
+          for (int q = 0; q < 4; ++q) {
+            if (c_row + q < rows) {
+              float value = p.alpha * values[q];
+              if (p.beta != 0.0f) value += p.beta * to_float(out[q]);
+              out[q] = from_float<TOut>(value);
+            }
+          }
         }
       }
     }
   }
-  if (leader) *flag = 0u;
+  // The last piece to leave zeroes the counters for the next launch: every
+  // piece has stopped reading them by then.
+  if (leader && atomicAdd(&flags->left, 1u) + 1 == splits) {
+    flags->arrived = 0u;
+    flags->claimed = 0u;
+    flags->left = 0u;
+  }
 }
 
 // --- the kernel ---------------------------------------------------------------
@@ -591,8 +657,8 @@ __global__ void __launch_bounds__(Shape<kConfig>::kThreads, Shape<kConfig>::kCta
           hopper::store_accumulators<TOut, S::BN, true>(acc, ep, row0, col0);
         }
       };
-      // A split piece reduced in place: the last of a tile's pieces stores
-      // C from every piece's partial sums. (Not compiled into the TMA-store
+      // A split piece reduced in place: the tile's pieces store C from
+      // every piece's partial sums. (Not compiled into the TMA-store
       // instances: there a version of it made 4096^3 1.3% slower though it
       // never ran, H200. One CTA per SM only: the 64 x 64 row's register
       // budget of 80 has no room for it; its splits reduce in a second

@@ -256,8 +256,9 @@ Status prod::prepare(const GemmArgs& args, Choice choice, PreparedLaunch* out) {
   if (split_tail && !prepared.split_in_place) {
     return {StatusCode::kInvalidValue,
             std::string(entry.name) +
-                ": split_tail needs the in-place reduction (one CTA per SM, no "
-                "separate_reduction)"};
+                ": split_tail needs the in-place reduction (one CTA per SM, at most " +
+                std::to_string(tcgemm::prod::kMaxInPlaceSplits) +
+                " pieces, no separate_reduction)"};
   }
   prepared.tma_c = !prepared.split && problem.epilogue == EpiloguePath::kTmaStore;
   const bool c_batched = c.batch_count > 1;
@@ -316,10 +317,9 @@ Status prod::prepare(const GemmArgs& args, Choice choice, PreparedLaunch* out) {
     prepared.split_in_place = false;
   }
   const std::int64_t split_units = prepared.split ? units - p.whole_units : 0;
-  if (prepared.split_in_place &&
-      (split_units * tile.cluster_m * tile.consumers >
-           static_cast<std::int64_t>(tcgemm::prod::kSplitFlagBytes / sizeof(std::uint32_t)) ||
-       split_units * splits > INT32_MAX)) {
+  if (prepared.split_in_place && (split_units * tile.cluster_m * tile.consumers >
+                                      static_cast<std::int64_t>(tcgemm::prod::kSplitFlagSlices) ||
+                                  split_units * splits > INT32_MAX)) {
     return {StatusCode::kNotSupported,
             std::string(entry.name) + ": more split tiles than the workspace has flags for"};
   }

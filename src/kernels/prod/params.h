@@ -44,12 +44,12 @@ struct Params {
   // With k_splits > 1 and split_flags set, the kernel reduces in place
   // (split_k_fixup in kernel.cuh): each piece writes its fp32 partial sums
   // into its slot (one BM x BN tile per split tile and split) and counts
-  // itself in its tile's flag; the last to arrive sums every split's slot in
-  // split order (the same bits whichever arrives last), stores C through the
-  // normal epilogue (c, ldc, stride_c, alpha, beta are the caller's) and
-  // zeroes the flag again. Without flags (every unit split), c is dense
-  // fp32 slices, entry batch * k_splits + split, and the reduction is a
-  // second kernel (split_k.h).
+  // itself in its slice's flags; the pieces then share the sum of every
+  // split's slot (in split order: the same bits whoever adds them) and
+  // store C (c, ldc, stride_c, alpha, beta are the caller's); the last to
+  // leave zeroes the flags again. Without flags (every unit split), c is
+  // dense fp32 slices, entry batch * k_splits + split, and the reduction is
+  // a second kernel (split_k.h).
   float* partials = nullptr;
   unsigned* split_flags = nullptr;
   // 1 when the operand has a matrix per batch entry (a 3-D tensor map, the

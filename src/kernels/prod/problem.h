@@ -88,11 +88,14 @@ std::size_t scratch_offset_b(const Problem& problem);
 // The first bytes of a GEMM workspace hold flags that are zero between
 // calls: the stream-K ladder step's first (hopper/tma_store_kernel.cuh,
 // kStreamKFlagBytes), which the family never writes, then the family's
-// split-K tile flags (kSplitFlagBytes from kSplitFlagOffset: one counter per
-// 64-row slice of a split tile, back to zero when the launch ends). Scratch
+// split-K tile flags (kSplitFlagBytes from kSplitFlagOffset: kSplitFlagWords
+// counters per 64-row slice of a split tile, kernel.cuh's SliceFlags, back
+// to zero when the launch ends; room for kSplitFlagSlices slices). Scratch
 // (repacked operands, partial sums) follows them.
 inline constexpr std::size_t kSplitFlagOffset = 4096;
-inline constexpr std::size_t kSplitFlagBytes = 64 * 1024;
+inline constexpr std::size_t kSplitFlagWords = 4;
+inline constexpr std::size_t kSplitFlagSlices = 16384;
+inline constexpr std::size_t kSplitFlagBytes = kSplitFlagSlices * kSplitFlagWords * 4;
 inline constexpr std::size_t kReservedWorkspaceBytes = kSplitFlagOffset + kSplitFlagBytes;
 
 // The work units of a launch of `config`: tile pairs of a cluster (tiles
@@ -138,8 +141,12 @@ struct Choice {
 int effective_splits(std::int64_t k, int k_splits);
 std::int64_t k_tiles_per_split(std::int64_t k, int k_splits);
 
-// Whether a choice's K split is reduced in place by its last piece (else by
-// a second kernel); false without a split.
+// The most K split pieces a tile's in-place reduction shares its sum over
+// (the kernel's share arithmetic is 32-bit); more go to a second kernel.
+inline constexpr int kMaxInPlaceSplits = 4096;
+
+// Whether a choice's K split is reduced in place by its pieces (else by a
+// second kernel); false without a split.
 bool reduces_in_place(const Problem& problem, Choice choice);
 
 // The units a split_tail choice runs whole when `resident` clusters run at
@@ -173,7 +180,9 @@ std::vector<Choice> candidates(const Problem& problem, const DeviceModel& device
 // it only has to rank choices.
 double estimate_cycles(const Problem& problem, const DeviceModel& device, Choice choice);
 
-// The heuristic's pick: the candidate of least estimate_cycles. With
+// The heuristic's pick: the candidate of least estimate_cycles, leaving out
+// last-wave splits where C could leave by TMA store (their register
+// epilogue on every tile is not in the estimate; the tuner times them). With
 // `batch_invariant`, the choice cannot depend on the caller's M: no split,
 // and the config the heuristic would pick for a tall problem (M = 4096) of
 // the same N and K, so each row of C comes out of the same kernel, with the
