@@ -28,7 +28,10 @@ KernelChoice choose_kernel(std::span<const KernelInfo> kernels, const KernelInfo
   std::string reasons;
   for (const KernelInfo& kernel : kernels) {
     if (kernel.dispatch_rank <= 0) continue;
-    const std::string reason = refusal(kernel);
+    std::string reason = refusal(kernel);
+    if (reason.empty() && kernel.passed_over != nullptr && kernel.passed_over(args)) {
+      reason = "the tuned table measured another kernel faster";
+    }
     if (!reason.empty()) {
       reasons += "; " + std::string(kernel.name) + ": " + reason;
     } else if (best == nullptr || kernel.dispatch_rank > best->dispatch_rank) {

@@ -21,8 +21,9 @@ struct KernelChoice {
 // the problem (kNotSupported with its reason when it cannot), otherwise the
 // kernel of `kernels` with the highest positive dispatch rank that can
 // (kNotSupported listing every ranked kernel's reason when none can). A kernel
-// can run the problem when its constraints accept it and args gives it the
-// workspace it needs; with `unlimited_workspace` the workspace is taken to be
+// can run the problem when its constraints accept it, args gives it the
+// workspace it needs and it is not passed over (KernelInfo::passed_over, not
+// asked of `forced`); with `unlimited_workspace` the workspace is taken to be
 // large enough (what tcgemm::workspace_size asks). Assumes validate(args)
 // passed and M, N, K > 0.
 KernelChoice choose_kernel(std::span<const KernelInfo> kernels, const KernelInfo* forced,

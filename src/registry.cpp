@@ -3,11 +3,14 @@
 
 #include <algorithm>
 #include <array>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "kernels/kernels.h"
 #include "kernels/prod/config.h"
+#include "tuned/tuned.h"
 
 namespace tcgemm {
 namespace {
@@ -368,7 +371,8 @@ constexpr int kProdRank = 100;
 // memory, K split across a block's warps. Both operands K-contiguous with
 // 16-byte-aligned rows; taken over the tiles wherever min(M, N) is at most
 // kSkinnyMaxSmall, the largest small dimension where it measured faster
-// (docs/production.md, "The small-M path").
+// (docs/production.md, "The small-M path"), unless the tuned table measured
+// the tiles faster on the problem (skinny_passed_over).
 constexpr std::int64_t kSkinnyMaxSmall = 16;
 
 // Above "prod": where its constraints hold, the dispatcher runs it.
@@ -385,6 +389,13 @@ constexpr KernelConstraints skinny_constraints() {
   c.ab_stride_multiple = 8;
   c.max_small_dim = kSkinnyMaxSmall;
   return c;
+}
+
+// The tuned table, where it holds the problem, decides between the small-M
+// path and the tiles (tcgemm-tune times both).
+bool skinny_passed_over(const GemmArgs& args) {
+  const std::optional<std::string_view> fastest = tuned::tuned_kernel_current_device(args);
+  return fastest && *fastest != tuned::kSkinnyKernel;
 }
 
 // "prod": the family with its own choice of config (what the dispatcher
@@ -412,7 +423,7 @@ constexpr auto prod_kernels(std::index_sequence<kConfig...>) {
                  "the large operand per warp, K split across a block's warps (A row-major, B "
                  "column-major, min(M, N) <= 16)",
                  skinny_constraints(), &kernels::launch_prod_skinny, kSkinnyRank, nullptr,
-                 /*workspace_optional=*/false, &kernels::describe_prod_skinny},
+                 /*workspace_optional=*/false, &kernels::describe_prod_skinny, &skinny_passed_over},
       KernelInfo{prod::kConfigs[kConfig].name, prod::kConfigs[kConfig].description,
                  prod_constraints(), &kernels::launch_prod_config<static_cast<int>(kConfig)>,
                  /*dispatch_rank=*/0, &kernels::workspace_prod_config<static_cast<int>(kConfig)>,

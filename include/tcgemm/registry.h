@@ -81,6 +81,12 @@ struct KernelInfo {
   // The launch configuration the kernel would run `args` with, one line
   // (tcgemm::describe); nullptr when the description says it all.
   std::string (*describe_config)(const GemmArgs& args) = nullptr;
+  // True when the dispatcher should pass the kernel over for `args` though
+  // it can run it: the tuned table (docs/tuning.md) measured another kernel
+  // faster on this exact problem and the current device. nullptr: never. A
+  // kernel named in GemmOptions still runs. Called only after
+  // check_constraints passed.
+  bool (*passed_over)(const GemmArgs& args) = nullptr;
 };
 
 // All kernels, in ladder order (the order tables and listings use).

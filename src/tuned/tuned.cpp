@@ -64,8 +64,8 @@ std::optional<int> config_index(std::string_view name) {
   return std::nullopt;
 }
 
-std::optional<prod::Choice> lookup(std::span<const Entry> table, std::string_view device_name,
-                                   const GemmArgs& args) {
+const Entry* find(std::span<const Entry> table, std::string_view device_name,
+                  const GemmArgs& args) {
   // Everything but the paths, which need canonicalize(): the range of entries
   // for this problem's sizes, at most one per path combination.
   const auto sizes = [](const Entry& e) {
@@ -86,38 +86,67 @@ std::optional<prod::Choice> lookup(std::span<const Entry> table, std::string_vie
   const auto [first, last] =
       std::equal_range(table.begin(), table.end(), probe,
                        [&sizes](const Entry& x, const Entry& y) { return sizes(x) < sizes(y); });
-  if (first == last) return std::nullopt;
+  if (first == last) return nullptr;
   const OperandPaths paths = operand_paths(args);
   for (auto it = first; it != last; ++it) {
-    if (it->a_path != paths.a || it->b_path != paths.b || it->epilogue != paths.epilogue) continue;
-    const std::optional<int> config = config_index(it->config);
-    if (!config || it->k_splits < 1) return std::nullopt;
-    // A last-wave split reduces in place, which a row of several CTAs per SM
-    // cannot: such an entry (edited by hand) is ignored, not launched.
-    if (it->split_tail && prod::kConfigs[static_cast<std::size_t>(*config)].tile.ctas_per_sm != 1) {
-      return std::nullopt;
+    if (it->a_path == paths.a && it->b_path == paths.b && it->epilogue == paths.epilogue) {
+      return &*it;
     }
-    return prod::Choice{*config, it->k_splits, /*separate_reduction=*/false, it->split_tail};
   }
-  return std::nullopt;
+  return nullptr;
+}
+
+std::optional<prod::Choice> lookup(std::span<const Entry> table, std::string_view device_name,
+                                   const GemmArgs& args) {
+  const Entry* entry = find(table, device_name, args);
+  if (entry == nullptr) return std::nullopt;
+  const std::optional<int> config = config_index(entry->config);
+  if (!config || entry->k_splits < 1) return std::nullopt;
+  // A last-wave split reduces in place, which a row of several CTAs per SM
+  // cannot: such an entry (edited by hand) is ignored, not launched.
+  if (entry->split_tail &&
+      prod::kConfigs[static_cast<std::size_t>(*config)].tile.ctas_per_sm != 1) {
+    return std::nullopt;
+  }
+  return prod::Choice{*config, entry->k_splits, /*separate_reduction=*/false, entry->split_tail};
 }
 
 std::optional<prod::Choice> lookup(std::string_view device_name, const GemmArgs& args) {
   return lookup(embedded_table(), device_name, args);
 }
 
-std::optional<prod::Choice> lookup_current_device(const GemmArgs& args) {
-  const std::span<const Entry> table = embedded_table();
-  if (table.empty()) return std::nullopt;
+namespace {
+
+// The current device's name, or nullptr when it cannot be queried (the
+// error is cleared).
+const std::string* current_device_name() {
   int device = 0;
   if (cudaGetDevice(&device) != cudaSuccess) {
     static_cast<void>(cudaGetLastError());
-    return std::nullopt;
+    return nullptr;
   }
   static DeviceNames names;
-  const std::string* name = names.name(device);
+  return names.name(device);
+}
+
+}  // namespace
+
+std::optional<prod::Choice> lookup_current_device(const GemmArgs& args) {
+  const std::span<const Entry> table = embedded_table();
+  if (table.empty()) return std::nullopt;
+  const std::string* name = current_device_name();
   if (name == nullptr) return std::nullopt;
   return lookup(table, *name, args);
+}
+
+std::optional<std::string_view> tuned_kernel_current_device(const GemmArgs& args) {
+  const std::span<const Entry> table = embedded_table();
+  if (table.empty()) return std::nullopt;
+  const std::string* name = current_device_name();
+  if (name == nullptr) return std::nullopt;
+  const Entry* entry = find(table, *name, args);
+  if (entry == nullptr) return std::nullopt;
+  return entry->config;
 }
 
 }  // namespace tcgemm::tuned

@@ -93,11 +93,20 @@ std::span<const Entry> embedded_table();
 // The index of `name` in prod::kConfigs, or nullopt.
 std::optional<int> config_index(std::string_view name);
 
+// The name of the small-M path's registry kernel as a table entry's config:
+// the problem measured fastest on it, not on a prod::kConfigs row.
+inline constexpr std::string_view kSkinnyKernel = "prod-skinny";
+
+// The entry `table` (sorted by key) holds for `args` on the GPU named
+// `device_name` (the match lookup() describes), or nullptr.
+const Entry* find(std::span<const Entry> table, std::string_view device_name, const GemmArgs& args);
+
 // The choice `table` (sorted by key) holds for `args` on the GPU named
 // `device_name`: an exact match on device name, input and output dtype, the
 // layouts of A, B and C, M, N, K, batch_count, and the operand paths and
 // epilogue canonicalize(args) gives. nullopt when there is none, or when the
-// entry names a config no longer in prod::kConfigs or a k_splits below 1.
+// entry names a config no longer in prod::kConfigs (kSkinnyKernel included:
+// no tile choice was fastest) or a k_splits below 1.
 // `args` must have passed validate() with M, N, K >= 1. A binary search on
 // the key; canonicalize() runs only when the sizes match.
 std::optional<prod::Choice> lookup(std::span<const Entry> table, std::string_view device_name,
@@ -111,5 +120,12 @@ std::optional<prod::Choice> lookup(std::string_view device_name, const GemmArgs&
 // with an empty embedded table no CUDA call is made. nullopt when the device
 // cannot be queried (the runtime's last error is then cleared).
 std::optional<prod::Choice> lookup_current_device(const GemmArgs& args);
+
+// The config name of the embedded table's entry for `args` on the current
+// CUDA device ("prod-128x256", kSkinnyKernel), or nullopt when it has none
+// (or the device cannot be queried): which of the family's kernels was
+// measured fastest, for the dispatcher's choice between the small-M path
+// and the tiles.
+std::optional<std::string_view> tuned_kernel_current_device(const GemmArgs& args);
 
 }  // namespace tcgemm::tuned

@@ -49,6 +49,7 @@
 #include "kernels/prod/config.h"
 #include "kernels/prod/launch.h"
 #include "kernels/prod/skinny.h"
+#include "tuned/tuned.h"
 
 namespace tcgemm_test {
 namespace {
@@ -868,6 +869,51 @@ TEST_F(ProdSmallM, BlocksLoopOverTheWorkPastTheGrid) {
 
 // The dispatcher gives it the problems of at most 16 rows, and they are
 // correct through tcgemm::gemm too.
+// The embedded tuned table decides between the small-M path and the tiles
+// where it holds the problem: describe() names prod-skinny exactly for the
+// current device's entries that name it, and the family's tiles ("prod") for
+// those that name a tile config, among the problems the path could run
+// (aligned, tight operands at made-up addresses: describe() reads none).
+TEST_F(ProdSmallM, TheTunedTableDecidesBetweenThePathAndTheTiles) {
+  int device = 0;
+  ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
+  cudaDeviceProp prop{};
+  ASSERT_EQ(cudaGetDeviceProperties(&prop, device), cudaSuccess);
+  const tcgemm::KernelInfo* skinny = tcgemm::find_kernel(tcgemm::tuned::kSkinnyKernel);
+  ASSERT_NE(skinny, nullptr);
+  int checked = 0;
+  for (const tcgemm::tuned::Entry& e : tcgemm::tuned::embedded_table()) {
+    if (e.device != prop.name || e.batch_count != 1) continue;
+    if (e.a_path != tcgemm::prod::OperandPath::kTma ||
+        e.b_path != tcgemm::prod::OperandPath::kTma) {
+      continue;
+    }
+    void* const base = reinterpret_cast<void*>(std::uintptr_t{1} << 30);
+    const auto ld = [](Layout l, std::int64_t rows, std::int64_t cols) {
+      return l == kRow ? cols : rows;
+    };
+    GemmArgs args;
+    args.m = e.m;
+    args.n = e.n;
+    args.k = e.k;
+    args.a = {base, e.in, e.a, ld(e.a, e.m, e.k)};
+    args.b = {base, e.in, e.b, ld(e.b, e.k, e.n)};
+    args.c = {base, e.out, e.c, ld(e.c, e.m, e.n)};
+    if (!tcgemm::check_constraints(skinny->constraints, args, tcgemm::DeviceCaps{90}).empty()) {
+      continue;
+    }
+    if (tcgemm::tuned::find(tcgemm::tuned::embedded_table(), prop.name, args) != &e) continue;
+    const tcgemm::Description d = tcgemm::describe(args);
+    ASSERT_TRUE(d.status.ok()) << d.status.message;
+    const std::string expected = e.config == tcgemm::tuned::kSkinnyKernel ? "prod-skinny" : "prod";
+    EXPECT_EQ(d.kernel, expected) << e.m << "x" << e.n << "x" << e.k << ": the table says "
+                                  << e.config;
+    ++checked;
+  }
+  if (checked == 0) GTEST_SKIP() << "the embedded table has no small-M entry for " << prop.name;
+  std::printf("[ tuned small-M entries checked: %d ]\n", checked);
+}
+
 TEST_F(ProdSmallM, TheDispatcherRunsItUpTo16Rows) {
   std::vector<GemmCase> cases;
   for (const GemmCase& c : small_m_cases()) {

@@ -1,8 +1,10 @@
 // Kernel selection (src/dispatch.h) over made-up kernels: the highest-ranked
 // kernel that can run a problem wins, a kernel whose workspace args does not
 // give is passed over with its reason (so calls without a workspace keep
-// working), a named kernel is held to the same rules, and the workspace is
-// asked about only once a kernel's constraints hold.
+// working), so is one the tuned table measured slower (passed_over), a named
+// kernel is held to the same rules (but runs though passed over), and the
+// workspace and passed_over are asked about only once a kernel's
+// constraints hold.
 #include <gtest/gtest.h>
 #include <tcgemm/registry.h>
 #include <tcgemm/tcgemm.h>
@@ -142,6 +144,59 @@ TEST(Dispatch, ANamedKernelWithoutItsWorkspaceIsNotSupported) {
 TEST(Dispatch, ANamedKernelRunsWhateverItsRank) {
   EXPECT_EQ(chosen(tcgemm::choose_kernel(kAll, &kTeaching, tn_problem(), kSm90, false)),
             "teaching");
+}
+
+// A kernel the tuned table measured slower on a problem (passed_over says
+// so) yields to the next-ranked one there, with its reason in the message
+// when nothing else can run; where it is not passed over it keeps its rank;
+// named, it still runs.
+int passed_over_questions = 0;
+bool passed_over_for_k4096(const GemmArgs& args) {
+  ++passed_over_questions;
+  return args.k == 4096;
+}
+const KernelInfo kTunedAway{.name = "tuned-away",
+                            .description = "highest rank, measured slower at K = 4096",
+                            .constraints = kTn,
+                            .dispatch_rank = 30,
+                            .passed_over = &passed_over_for_k4096};
+
+TEST(Dispatch, AKernelTheTunedTableMeasuredSlowerYieldsToTheNextRanked) {
+  const std::array kernels = {kPlain, kTunedAway};
+  GemmArgs args = tn_problem();
+  EXPECT_EQ(chosen(tcgemm::choose_kernel(kernels, nullptr, args, kSm90, false)), "plain");
+  args.k = 4095;
+  args.a.ld = 4095;
+  args.b.ld = 4095;
+  EXPECT_EQ(chosen(tcgemm::choose_kernel(kernels, nullptr, args, kSm90, false)), "tuned-away");
+}
+
+TEST(Dispatch, APassedOverKernelStillRunsByName) {
+  const std::array kernels = {kPlain, kTunedAway};
+  EXPECT_EQ(chosen(tcgemm::choose_kernel(kernels, &kTunedAway, tn_problem(), kSm90, false)),
+            "tuned-away");
+}
+
+TEST(Dispatch, BeingPassedOverIsAReasonInTheMessageWhenNothingElseFits) {
+  const std::array kernels = {kTunedAway};
+  const KernelChoice choice = tcgemm::choose_kernel(kernels, nullptr, tn_problem(), kSm90, false);
+  EXPECT_EQ(choice.status.code, StatusCode::kNotSupported);
+  EXPECT_NE(
+      choice.status.message.find("tuned-away: the tuned table measured another kernel faster"),
+      std::string::npos)
+      << choice.status.message;
+}
+
+TEST(Dispatch, PassedOverIsAskedOnlyOnceTheConstraintsHold) {
+  passed_over_questions = 0;
+  const std::array kernels = {kPlain, kTunedAway};
+  GemmArgs args = tn_problem();
+  args.a.layout = Layout::kColMajor;  // TN constraints refuse it
+  args.a.ld = args.m;
+  static_cast<void>(tcgemm::choose_kernel(kernels, nullptr, args, kSm90, false));
+  EXPECT_EQ(passed_over_questions, 0);
+  static_cast<void>(tcgemm::choose_kernel(kernels, nullptr, tn_problem(), kSm90, false));
+  EXPECT_EQ(passed_over_questions, 1);
 }
 
 TEST(Dispatch, TheWorkspaceIsAskedForOnlyOnceTheConstraintsHold) {

@@ -84,6 +84,11 @@ constexpr std::array kTable = tuned::sorted(std::array{
     Entry{kH200, DType::kBF16, DType::kBF16, Layout::kRowMajor, Layout::kColMajor,
           Layout::kColMajor, OperandPath::kTma, OperandPath::kTma, EpiloguePath::kTmaStore, 6144,
           6144, 6144, 1, "prod-64x64", 5, true},
+    // The small-M path measured fastest: no tile choice (M = 1: C stored
+    // from registers).
+    Entry{kH200, DType::kBF16, DType::kBF16, Layout::kRowMajor, Layout::kColMajor,
+          Layout::kColMajor, OperandPath::kTma, OperandPath::kTma, EpiloguePath::kDirect, 1, 4096,
+          4096, 1, tuned::kSkinnyKernel, 1},
 });
 
 Choice config_choice(std::string_view name, int k_splits) {
@@ -158,6 +163,20 @@ TEST(TunedLookup, UnknownConfigNameOrBadSplitFindsNothing) {
   EXPECT_FALSE(tuned::config_index("prod-gone-512x512"));
   EXPECT_FALSE(lookup(kTable, kH200, tn(512, 512, 512)));
   EXPECT_FALSE(lookup(kTable, kH200, tn(64, 64, 64)));  // k_splits 0
+}
+
+// find() gives the entry whatever it names, so the dispatcher can read
+// which kernel was fastest; lookup() gives a tile choice only.
+TEST(TunedLookup, FindGivesTheEntryTheSmallMPathIncluded) {
+  const Entry* skinny = tuned::find(kTable, kH200, tn(1, 4096, 4096));
+  ASSERT_NE(skinny, nullptr);
+  EXPECT_EQ(skinny->config, tuned::kSkinnyKernel);
+  EXPECT_FALSE(lookup(kTable, kH200, tn(1, 4096, 4096)));
+  const Entry* tiles = tuned::find(kTable, kH200, tn(16, 4096, 4096));
+  ASSERT_NE(tiles, nullptr);
+  EXPECT_EQ(tiles->config, "prod-64x256");
+  EXPECT_EQ(tuned::find(kTable, kH200, tn(2, 4096, 4096)), nullptr);
+  EXPECT_EQ(tuned::find(kTable, "NVIDIA H100 80GB HBM3", tn(1, 4096, 4096)), nullptr);
 }
 
 TEST(TunedLookup, ConfigIndexNamesEveryConfig) {

@@ -58,11 +58,13 @@ C column-major; tnr = the same with C row-major (what torch's F.linear
 gives). Default: tn,tnr.
 Method: per problem, every candidate of the production family
 (prod::candidates: each config whose shared memory fits, each K split up to
-what fills the device) is verified once against the reference GEMM (a wrong
-candidate is reported and never chosen), then the verified ones are timed
-interleaved: --warmup launches, then --reps CUDA-event samples each (--long-reps
-when one launch takes over --long-ms), on operand sets rotated past 4x the L2;
-the median is the time. The heuristic's choice (prod::select) is one of them.
+what fills the device; and the small-M path, prod-skinny, where it applies)
+is verified once against the reference GEMM (a wrong candidate is reported
+and never chosen), then the verified ones are timed interleaved: --warmup
+launches, then --reps CUDA-event samples each (--long-reps when one launch
+takes over --long-ms), on operand sets rotated past 4x the L2; the median is
+the time. The heuristic's choice is one of them: what the dispatcher runs
+without a table entry (prod-skinny where it applies, else prod::select).
 Resume: the file is rewritten (atomically) after every problem; a run with the
 same --out skips the problems already tuned in it, unless --force.
 Report: at the end, and alone with --report: for every problem, the tuned

@@ -53,7 +53,8 @@ ShapeKey key_of(const bench::Problem& problem);
 // ("a=repack", "epilogue=direct").
 std::string shape_name(const ShapeKey& key);
 
-// One way of running a problem and its time: a prod::kConfigs name, a K split
+// One way of running a problem and its time: a prod::kConfigs name (or
+// tuned::kSkinnyKernel, the small-M path, with k_splits 1), a K split
 // (as candidates() gives it: already effective), the median per-launch time
 // in milliseconds (unset when it did not verify or could not be timed), and
 // the check's verdict ("ok", "FAIL(rel_err)", "FAIL(nonfinite)",
@@ -89,7 +90,9 @@ struct TunedShape {
   // The fastest candidate that verified; unset when none did (the shape is
   // then tuned again on the next run and left out of the embedded table).
   std::optional<Measured> tuned;
-  // prod::select()'s choice, timed in the same loop as every candidate.
+  // What the dispatcher runs without the entry (the small-M path where it
+  // applies, else prod::select()'s choice), timed in the same loop as every
+  // candidate.
   Measured heuristic;
   std::vector<CandidateTiming> candidates;  // every candidate timed, in candidates() order
   int l2_sets = 1;                          // operand sets rotated through while timing

@@ -6,34 +6,59 @@
 #include <algorithm>
 #include <cstddef>
 #include <limits>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include <tcgemm/registry.h>
+
 #include "kernels/prod/launch.h"
+#include "tuned/tuned.h"
 
 namespace tcgemm::tune {
 namespace {
 
 using bench::Launcher;
 
-Launcher choice_launcher(prod::Choice choice) {
-  return [choice](const GemmArgs& args) {
-    return bench::launch_outcome(kernels::prod::launch_choice(args, choice),
-                                 /*not_supported_skips=*/false);
-  };
+// One way of running the problem: a production-family Choice, or the
+// small-M path (its registry kernel: one launch shape, no K split to pick).
+struct Candidate {
+  std::optional<prod::Choice> choice;  // nullopt: the small-M path
+  Launcher launch;
+
+  std::string config() const {
+    return choice ? std::string(prod::kConfigs[static_cast<std::size_t>(choice->config)].name)
+                  : std::string(tuned::kSkinnyKernel);
+  }
+  std::string label() const {
+    return choice ? config() + " k_splits=" + std::to_string(choice->k_splits) +
+                        (choice->split_tail ? " (last wave)" : "")
+                  : config();
+  }
+};
+
+Candidate choice_candidate(prod::Choice choice) {
+  return {choice, [choice](const GemmArgs& args) {
+            return bench::launch_outcome(kernels::prod::launch_choice(args, choice),
+                                         /*not_supported_skips=*/false);
+          }};
 }
 
-std::string_view config_name(const prod::Choice& c) {
-  return prod::kConfigs[static_cast<std::size_t>(c.config)].name;
+// The small-M path, when its registry constraints accept the problem (what
+// the dispatcher runs there without a table entry).
+std::optional<Candidate> skinny_candidate(const GemmArgs& args, int compute_capability) {
+  const KernelInfo* kernel = find_kernel(tuned::kSkinnyKernel);
+  if (kernel == nullptr ||
+      !check_constraints(kernel->constraints, args, DeviceCaps{compute_capability}).empty()) {
+    return std::nullopt;
+  }
+  return Candidate{std::nullopt, [launch = kernel->launch](const GemmArgs& a) {
+                     return bench::launch_outcome(launch(a), /*not_supported_skips=*/false);
+                   }};
 }
 
-std::string choice_label(const prod::Choice& c) {
-  return std::string(config_name(c)) + " k_splits=" + std::to_string(c.k_splits) +
-         (c.split_tail ? " (last wave)" : "");
-}
-
-// The candidates run: all of them, or the `max` of least estimate (in
+// The choices run: all of them, or the `max` of least estimate (in
 // candidates() order) and the heuristic's, which is always among them.
 std::vector<prod::Choice> run_list(const prod::Problem& problem, const prod::DeviceModel& model,
                                    prod::Choice heuristic, int max) {
@@ -75,13 +100,30 @@ TunedShape Tuner::tune(const bench::Problem& problem, const TuneProgress& progre
                                     options_.seed, stream_);
   const GemmArgs operand_args = operands.args(0, stream_);
   const prod::Problem canonical = prod::canonicalize(operand_args);
-  const prod::Choice heuristic = prod::select(canonical, model_);
-  const std::vector<prod::Choice> choices =
-      run_list(canonical, model_, heuristic, method.max_candidates);
+  const prod::Choice select = prod::select(canonical, model_);
+  // The candidates: the family's choices, then the small-M path where it
+  // applies. The "heuristic" is what the dispatcher runs without a table
+  // entry: the small-M path where it applies, else prod::select's choice.
+  std::vector<Candidate> candidates;
+  for (const prod::Choice& c : run_list(canonical, model_, select, method.max_candidates)) {
+    candidates.push_back(choice_candidate(c));
+  }
+  std::size_t heuristic = static_cast<std::size_t>(
+      std::find_if(candidates.begin(), candidates.end(),
+                   [&](const Candidate& c) { return c.choice == select; }) -
+      candidates.begin());
+  if (std::optional<Candidate> skinny =
+          skinny_candidate(operand_args, device_.compute_capability)) {
+    heuristic = candidates.size();
+    candidates.push_back(std::move(*skinny));
+  }
 
   std::size_t workspace_bytes = 0;
-  for (const prod::Choice& c : choices) {
-    workspace_bytes = std::max(workspace_bytes, kernels::prod::workspace_choice(operand_args, c));
+  for (const Candidate& c : candidates) {
+    if (c.choice) {
+      workspace_bytes =
+          std::max(workspace_bytes, kernels::prod::workspace_choice(operand_args, *c.choice));
+    }
   }
   const bench::GemmWorkspace workspace(workspace_bytes, stream_);
   const GemmArgs args = workspace.attach(operand_args);
@@ -92,37 +134,32 @@ TunedShape Tuner::tune(const bench::Problem& problem, const TuneProgress& progre
   shape.timed_at = utc_now();
 
   // Each candidate checked once (no repeat run: the bench checks that).
-  std::vector<bench::Result> checks(choices.size());
+  std::vector<bench::Result> checks(candidates.size());
   {
     progress("reference GEMM");
     bench::Verifier verifier(args, operands.c_bytes(), stream_);
-    for (std::size_t i = 0; i < choices.size(); ++i) {
-      progress("verify " + std::to_string(i + 1) + "/" + std::to_string(choices.size()));
-      checks[i].kernel = choice_label(choices[i]);
-      verifier.verify(choice_launcher(choices[i]), checks[i], /*repeat=*/false);
+    for (std::size_t i = 0; i < candidates.size(); ++i) {
+      progress("verify " + std::to_string(i + 1) + "/" + std::to_string(candidates.size()));
+      checks[i].kernel = candidates[i].label();
+      verifier.verify(candidates[i].launch, checks[i], /*repeat=*/false);
     }
   }  // frees the reference: timing needs the operands and the workspace only
 
   std::vector<std::size_t> timed;
   std::vector<Launcher> launchers;
-  for (std::size_t i = 0; i < choices.size(); ++i) {
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
     if (checks[i].status != "ok") continue;
     timed.push_back(i);
-    launchers.push_back(choice_launcher(choices[i]));
+    launchers.push_back(candidates[i].launch);
   }
   std::vector<bench::TimingOutcome> outcomes;
   shape.reps = method.reps;
   if (!launchers.empty()) {
     // One launch of the heuristic's choice (or the first verified) sizes the
     // sample count: long problems take fewer samples.
-    const auto heuristic_at = std::find(choices.begin(), choices.end(), heuristic);
-    const std::size_t probe_index =
-        heuristic_at != choices.end() &&
-                checks[static_cast<std::size_t>(heuristic_at - choices.begin())].status == "ok"
-            ? static_cast<std::size_t>(heuristic_at - choices.begin())
-            : timed.front();
+    const std::size_t probe_index = checks[heuristic].status == "ok" ? heuristic : timed.front();
     progress("estimate");
-    const Launcher probe = choice_launcher(choices[probe_index]);
+    const Launcher& probe = candidates[probe_index].launch;
     const std::vector<bench::TimingOutcome> estimate = bench::time_interleaved(
         std::span<const Launcher>(&probe, 1), operands, workspace, 1, 1, stream_);
     if (estimate.front().timing && estimate.front().timing->median_ms > method.long_ms) {
@@ -135,11 +172,11 @@ TunedShape Tuner::tune(const bench::Problem& problem, const TuneProgress& progre
   }
 
   double best_ms = std::numeric_limits<double>::infinity();
-  for (std::size_t i = 0; i < choices.size(); ++i) {
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
     CandidateTiming c;
-    c.measured.config = std::string(config_name(choices[i]));
-    c.measured.k_splits = choices[i].k_splits;
-    c.measured.split_tail = choices[i].split_tail;
+    c.measured.config = candidates[i].config();
+    c.measured.k_splits = candidates[i].choice ? candidates[i].choice->k_splits : 1;
+    c.measured.split_tail = candidates[i].choice && candidates[i].choice->split_tail;
     c.measured.status = checks[i].status;
     if (checks[i].error) c.rel_err = checks[i].error->rel_fro;
     const auto at = std::find(timed.begin(), timed.end(), i);
@@ -158,7 +195,7 @@ TunedShape Tuner::tune(const bench::Problem& problem, const TuneProgress& progre
       best_ms = *c.measured.ms;
       shape.tuned = c.measured;
     }
-    if (choices[i] == heuristic) shape.heuristic = c.measured;
+    if (i == heuristic) shape.heuristic = c.measured;
     shape.candidates.push_back(std::move(c));
   }
   return shape;

@@ -36,14 +36,18 @@ class Tuner {
   Tuner(const Tuner&) = delete;
   Tuner& operator=(const Tuner&) = delete;
 
-  // Verifies each candidate once against the reference GEMM (a candidate that
-  // fails keeps its status and is not timed), times the verified ones
-  // interleaved, method.warmup launches then method.reps samples each
-  // (long_reps when one launch of the heuristic's choice takes over long_ms),
-  // and returns the problem's measurement: the fastest verified candidate as
-  // `tuned`, the heuristic's (prod::select) with its time from the same loop.
-  // With method.max_candidates > 0, only that many candidates of least
-  // estimate_cycles are run, and the heuristic's always. The problem must
+  // The candidates are the family's choices (prod::candidates) and, where
+  // its registry constraints accept the problem, the small-M path
+  // ("prod-skinny"). Verifies each candidate once against the reference GEMM
+  // (a candidate that fails keeps its status and is not timed), times the
+  // verified ones interleaved, method.warmup launches then method.reps
+  // samples each (long_reps when one launch of the heuristic's choice takes
+  // over long_ms), and returns the problem's measurement: the fastest
+  // verified candidate as `tuned`, and the heuristic's with its time from
+  // the same loop. The heuristic is what the dispatcher runs without a table
+  // entry: the small-M path where it applies, else prod::select's choice.
+  // With method.max_candidates > 0, only that many of the family's choices
+  // of least estimate_cycles are run, and the heuristic's always. The problem must
   // have passed bench's check_leading_dimensions, check_size and
   // check_arguments. Throws testing::DeviceAllocError when the problem does
   // not fit in device memory (nothing is left allocated), and
