@@ -3,9 +3,7 @@
 
 #include <algorithm>
 #include <array>
-#include <optional>
 #include <string>
-#include <string_view>
 #include <utility>
 
 #include "kernels/kernels.h"
@@ -392,10 +390,11 @@ constexpr KernelConstraints skinny_constraints() {
 }
 
 // The tuned table, where it holds the problem, decides between the small-M
-// path and the tiles (tcgemm-tune times both).
+// path and the tiles (tcgemm-tune times both): the path yields where the
+// entry is a tile choice "prod" will run, and only there (an entry naming
+// the path, or a config no longer in the table, leaves it in place).
 bool skinny_passed_over(const GemmArgs& args) {
-  const std::optional<std::string_view> fastest = tuned::tuned_kernel_current_device(args);
-  return fastest && *fastest != tuned::kSkinnyKernel;
+  return tuned::lookup_current_device(args).has_value();
 }
 
 // "prod": the family with its own choice of config (what the dispatcher

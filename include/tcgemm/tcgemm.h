@@ -168,7 +168,7 @@ Description describe(const GemmArgs& args, const GemmOptions& options = {});
 // 0 when that kernel needs none, when the problem runs no GEMM kernel (M, N,
 // K or alpha is 0) and on any error gemm would return (bad arguments, no
 // sm_90 device, no kernel for the problem). For the production family it is
-// 68 KiB of flags (4 KiB it leaves untouched, 64 KiB of K-split tile flags)
+// 260 KiB of flags (4 KiB it leaves untouched, 256 KiB of K-split tile flags)
 // plus its scratch (the aligned copies of operands TMA cannot address, a K
 // split's fp32 partial sums), or 0 when it needs neither: with it, gemm
 // allocates nothing.

@@ -139,14 +139,4 @@ std::optional<prod::Choice> lookup_current_device(const GemmArgs& args) {
   return lookup(table, *name, args);
 }
 
-std::optional<std::string_view> tuned_kernel_current_device(const GemmArgs& args) {
-  const std::span<const Entry> table = embedded_table();
-  if (table.empty()) return std::nullopt;
-  const std::string* name = current_device_name();
-  if (name == nullptr) return std::nullopt;
-  const Entry* entry = find(table, *name, args);
-  if (entry == nullptr) return std::nullopt;
-  return entry->config;
-}
-
 }  // namespace tcgemm::tuned

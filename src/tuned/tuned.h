@@ -121,11 +121,4 @@ std::optional<prod::Choice> lookup(std::string_view device_name, const GemmArgs&
 // cannot be queried (the runtime's last error is then cleared).
 std::optional<prod::Choice> lookup_current_device(const GemmArgs& args);
 
-// The config name of the embedded table's entry for `args` on the current
-// CUDA device ("prod-128x256", kSkinnyKernel), or nullopt when it has none
-// (or the device cannot be queried): which of the family's kernels was
-// measured fastest, for the dispatcher's choice between the small-M path
-// and the tiles.
-std::optional<std::string_view> tuned_kernel_current_device(const GemmArgs& args);
-
 }  // namespace tcgemm::tuned

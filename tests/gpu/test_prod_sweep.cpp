@@ -38,12 +38,15 @@
 #include <exception>
 #include <functional>
 #include <map>
+#include <memory>
 #include <numeric>
 #include <sstream>
 #include <string>
 #include <type_traits>
 #include <utility>
 #include <vector>
+
+#include <tcgemm/gemm_plan.h>
 
 #include "guarded_problem.h"
 #include "kernels/prod/config.h"
@@ -867,13 +870,12 @@ TEST_F(ProdSmallM, BlocksLoopOverTheWorkPastTheGrid) {
   run_all(cases, "ProdSmallM 3 blocks", skinny_backend(/*max_blocks=*/3));
 }
 
-// The dispatcher gives it the problems of at most 16 rows, and they are
-// correct through tcgemm::gemm too.
 // The embedded tuned table decides between the small-M path and the tiles
-// where it holds the problem: describe() names prod-skinny exactly for the
-// current device's entries that name it, and the family's tiles ("prod") for
-// those that name a tile config, among the problems the path could run
-// (aligned, tight operands at made-up addresses: describe() reads none).
+// where it holds the problem: for every entry of the current device that the
+// path could run (aligned, tight operands at made-up addresses: describe()
+// reads none), the lookup finds that entry, and describe(), workspace_size()
+// and a plan name the family's tiles ("prod") where the entry is a tile
+// choice (a config of the table, a split >= 1) and prod-skinny otherwise.
 TEST_F(ProdSmallM, TheTunedTableDecidesBetweenThePathAndTheTiles) {
   int device = 0;
   ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
@@ -882,6 +884,7 @@ TEST_F(ProdSmallM, TheTunedTableDecidesBetweenThePathAndTheTiles) {
   const tcgemm::KernelInfo* skinny = tcgemm::find_kernel(tcgemm::tuned::kSkinnyKernel);
   ASSERT_NE(skinny, nullptr);
   int checked = 0;
+  int tiles = 0;
   for (const tcgemm::tuned::Entry& e : tcgemm::tuned::embedded_table()) {
     if (e.device != prop.name || e.batch_count != 1) continue;
     if (e.a_path != tcgemm::prod::OperandPath::kTma ||
@@ -902,18 +905,32 @@ TEST_F(ProdSmallM, TheTunedTableDecidesBetweenThePathAndTheTiles) {
     if (!tcgemm::check_constraints(skinny->constraints, args, tcgemm::DeviceCaps{90}).empty()) {
       continue;
     }
-    if (tcgemm::tuned::find(tcgemm::tuned::embedded_table(), prop.name, args) != &e) continue;
+    const std::string shape = std::to_string(e.m) + "x" + std::to_string(e.n) + "x" +
+                              std::to_string(e.k) + ": the table says " + std::string(e.config);
+    // tcgemm-tune measured these operands as laid out here: the same key.
+    EXPECT_EQ(tcgemm::tuned::find(tcgemm::tuned::embedded_table(), prop.name, args), &e) << shape;
+    const bool tile_choice = tcgemm::tuned::config_index(e.config).has_value() && e.k_splits >= 1;
+    const std::string expected = tile_choice ? "prod" : "prod-skinny";
     const tcgemm::Description d = tcgemm::describe(args);
     ASSERT_TRUE(d.status.ok()) << d.status.message;
-    const std::string expected = e.config == tcgemm::tuned::kSkinnyKernel ? "prod-skinny" : "prod";
-    EXPECT_EQ(d.kernel, expected) << e.m << "x" << e.n << "x" << e.k << ": the table says "
-                                  << e.config;
+    EXPECT_EQ(d.kernel, expected) << shape;
+    // The small-M path needs no workspace; the tiles here do not either
+    // (aligned operands), unless their choice splits K.
+    if (!tile_choice) {
+      EXPECT_EQ(tcgemm::workspace_size(args), 0u) << shape;
+    }
+    tcgemm::GemmPlan plan;
+    ASSERT_TRUE(tcgemm::GemmPlan::create(args, {}, &plan).ok()) << shape;
+    EXPECT_EQ(plan.description().kernel, expected) << shape;
     ++checked;
+    tiles += tile_choice ? 1 : 0;
   }
   if (checked == 0) GTEST_SKIP() << "the embedded table has no small-M entry for " << prop.name;
-  std::printf("[ tuned small-M entries checked: %d ]\n", checked);
+  std::printf("[ tuned small-M entries checked: %d, %d of them tile choices ]\n", checked, tiles);
 }
 
+// The dispatcher gives it the problems of at most 16 rows, and they are
+// correct through tcgemm::gemm too.
 TEST_F(ProdSmallM, TheDispatcherRunsItUpTo16Rows) {
   std::vector<GemmCase> cases;
   for (const GemmCase& c : small_m_cases()) {
@@ -1178,12 +1195,25 @@ std::vector<GemmCase> tail_cases() {
 using ProdChoices = HopperTest;
 
 // Runs exactly `choice` through launch_choice (not the product: no
-// describe() check of the dispatcher's pick).
+// describe() check of the dispatcher's pick), always with the same
+// workspace, grown (and zeroed) only when a problem needs more: each run
+// finds the split-K flags the run before it left, so flags a launch does
+// not zero again break the next one's result.
 Backend choice_backend(tcgemm::prod::Choice choice, const std::string& name) {
-  return {
-      name,
-      [choice](const GemmArgs& args) { return tcgemm::kernels::prod::launch_choice(args, choice); },
-      false};
+  auto workspace = std::make_shared<tcgemm::testing::DeviceBuffer>();
+  return {name,
+          [choice, workspace](const GemmArgs& args) {
+            GemmArgs with = args;
+            const std::size_t need = tcgemm::kernels::prod::workspace_choice(args, choice);
+            if (need > workspace->bytes()) {
+              *workspace = tcgemm::testing::DeviceBuffer();  // free the old one first
+              *workspace = attach_workspace(with, need);
+            }
+            with.workspace = need > 0 ? workspace->get() : nullptr;
+            with.workspace_bytes = need;
+            return tcgemm::kernels::prod::launch_choice(with, choice);
+          },
+          false};
 }
 
 // Every row of the config table with no split, splits of 3 and 7 (fewer
@@ -1224,6 +1254,41 @@ TEST_F(ProdChoices, SplitOfTheLastWaveIsCorrect) {
       run_all(cases, "ProdChoices " + name, choice_backend(choice, name));
     }
   }
+}
+
+// One workspace serves the stream-K ladder step and then the family's
+// in-place splits: the step's partial sums (2040 x 2300 x 4000 splits six
+// tile pairs over every resident cluster) start past the family's split-K
+// flags, so the splits that follow in the same buffer still find them zero
+// and every case stays exact. (The partials once began on those flags.)
+TEST_F(ProdChoices, AWorkspaceTheStreamKStepUsedStillReducesInPlace) {
+  const tcgemm::KernelInfo* stream_k = tcgemm::find_kernel("hopper-15");
+  ASSERT_NE(stream_k, nullptr);
+  GemmCase big = make_case(2040, 2300, 4000, kOrders[0], DType::kBF16, DType::kBF16, 0x5eed15);
+  GuardedProblem first(big);
+  first.fill(Values::kNormal);
+  GemmArgs args = first.args();
+  const std::size_t stream_k_bytes = stream_k->workspace_bytes(args);
+  const std::vector<GemmCase> cases = tail_cases();
+  std::size_t split_bytes = 0;
+  const tcgemm::prod::Choice choice{0, 3, /*separate_reduction=*/false, /*split_tail=*/true};
+  for (const GemmCase& c : cases) {
+    const GuardedProblem p(c);
+    split_bytes = std::max(split_bytes, tcgemm::kernels::prod::workspace_choice(p.args(), choice));
+  }
+  DeviceBuffer workspace = attach_workspace(args, std::max(stream_k_bytes, split_bytes));
+  args.workspace_bytes = stream_k_bytes;
+  ASSERT_TRUE(stream_k->launch(args).ok());
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  const Backend backend{"prod-128x256 last-wave split 3 after hopper-15",
+                        [&](const GemmArgs& a) {
+                          GemmArgs with = a;
+                          with.workspace = workspace.get();
+                          with.workspace_bytes = split_bytes;
+                          return tcgemm::kernels::prod::launch_choice(with, choice);
+                        },
+                        false};
+  run_all(cases, "ProdChoices after hopper-15", backend);
 }
 
 // A configuration that runs several CTAs per SM has no in-place reduction,

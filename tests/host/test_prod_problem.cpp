@@ -413,6 +413,11 @@ TEST(ProdSelect, SplitOfTheLastWaveRunsWholeWavesWholeAndSplitsTheRest) {
   EXPECT_NE(std::find(aligned_all.begin(), aligned_all.end(), tail), aligned_all.end());
   EXPECT_FALSE(tcgemm::prod::select(aligned, model).split_tail);
   EXPECT_TRUE(tcgemm::prod::select(p, model).split_tail);
+  // Nor does the split for a named config.
+  for (int config = 0; config < tcgemm::prod::kConfigCount; ++config) {
+    EXPECT_FALSE(tcgemm::prod::select_split(aligned, model, config).split_tail) << config;
+  }
+  EXPECT_TRUE(tcgemm::prod::select_split(p, model, 0).split_tail);
 }
 
 TEST(ProdDescribe, NamesTheConfigTheSwapAndEachOperandsPath) {

@@ -140,6 +140,13 @@ struct StreamKParams {
 };
 
 constexpr std::size_t kStreamKFlagBytes = 4096;  // flags of up to 512 CTAs of 2 consumers
+// Where the partial sums start: past every flag a kernel keeps zero in a
+// workspace between calls (these, then the production family's split-K
+// flags up to 266240 bytes: prod/problem.h's kReservedWorkspaceBytes, which
+// prod/kernel.cuh checks against this), so that one workspace serves this
+// step and the family in turn. (The partials once started at 4096, on the
+// family's flags.)
+constexpr std::size_t kStreamKPartialsOffset = 512 * 1024;
 
 template <typename Cfg>
 constexpr std::int64_t stream_k_max_ctas() {
@@ -148,7 +155,7 @@ constexpr std::int64_t stream_k_max_ctas() {
 
 template <typename Cfg>
 constexpr std::size_t stream_k_workspace_bytes(std::int64_t ctas) {
-  return kStreamKFlagBytes +
+  return kStreamKPartialsOffset +
          static_cast<std::size_t>(ctas) * Cfg::kConsumers * kCRows * Cfg::BN * sizeof(float);
 }
 
@@ -754,7 +761,7 @@ Status launch_typed(const GemmArgs& args, std::string_view name, Launcher data_p
     }
     auto* base = static_cast<std::uint8_t*>(args.workspace);
     stream_k.flags = reinterpret_cast<std::uint32_t*>(base);
-    stream_k.partials = reinterpret_cast<float4*>(base + kStreamKFlagBytes);
+    stream_k.partials = reinterpret_cast<float4*>(base + kStreamKPartialsOffset);
   }
   CUtensorMap map_a;
   CUtensorMap map_b;

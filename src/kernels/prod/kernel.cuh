@@ -255,6 +255,9 @@ struct SliceFlags {
   unsigned unused;
 };
 static_assert(sizeof(SliceFlags) == tcgemm::prod::kSplitFlagWords * sizeof(std::uint32_t));
+// The stream-K ladder step's scratch starts past these flags (a workspace
+// serves both in turn).
+static_assert(tcgemm::prod::kReservedWorkspaceBytes <= hopper::tma_store::kStreamKPartialsOffset);
 
 // How long a piece that is not the last to arrive waits for the others before
 // it leaves the reduction to them, in SM clock cycles (about 20 us). The
@@ -403,11 +406,15 @@ __device__ __forceinline__ void split_k_fixup(const float (&acc)[S::BN / 2], con
     }
   }
   // The last piece to leave zeroes the counters for the next launch: every
-  // piece has stopped reading them by then.
-  if (leader && atomicAdd(&flags->left, 1u) + 1 == splits) {
-    flags->arrived = 0u;
-    flags->claimed = 0u;
-    flags->left = 0u;
+  // piece has stopped reading them by then (the fence orders this piece's
+  // earlier counter accesses before its leaving).
+  if (leader) {
+    ptx::fence_acq_rel_gpu();
+    if (atomicAdd(&flags->left, 1u) + 1 == splits) {
+      ptx::st_relaxed_gpu(&flags->arrived, 0u);
+      ptx::st_relaxed_gpu(&flags->claimed, 0u);
+      ptx::st_relaxed_gpu(&flags->left, 0u);
+    }
   }
 }
 

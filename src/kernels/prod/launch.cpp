@@ -313,8 +313,16 @@ Status prod::prepare(const GemmArgs& args, Choice choice, PreparedLaunch* out) {
     p.k_splits = 1;
     p.k_tiles_per_split = p.k_tiles;
     p.whole_units = 0;
+    launch.split_tail = false;
     prepared.split = false;
     prepared.split_in_place = false;
+    if (problem.epilogue == EpiloguePath::kTmaStore) {
+      // Unsplit, C can leave by TMA store after all: that instance.
+      prepared.tma_c = true;
+      prepared.instance = &instances(c.a.dtype, c.c.dtype)[static_cast<std::size_t>(
+          prod::instance_index(choice.config, problem.a.major, problem.b.major, true))];
+      if (Status s = prepared.instance->prepare(launch); !s.ok()) return s;
+    }
   }
   const std::int64_t split_units = prepared.split ? units - p.whole_units : 0;
   if (prepared.split_in_place && (split_units * tile.cluster_m * tile.consumers >

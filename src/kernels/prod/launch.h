@@ -49,7 +49,7 @@ struct PreparedLaunch {
   std::size_t repack_offset[2] = {0, 0};
   bool tma_c = false;           // C stored by TMA (its map's address set per run)
   bool split = false;           // K split: partial sums, then the reduction
-  bool split_in_place = false;  // the last split of a tile reduces (else a second kernel)
+  bool split_in_place = false;  // the pieces of a tile reduce it (else a second kernel)
   std::size_t partials_offset = 0;
   SplitKReduction reduction;
   // Scratch bytes the launch uses past kReservedWorkspaceBytes (0: none).

@@ -338,11 +338,19 @@ Choice least_estimate(const Problem& problem, const DeviceModel& device, Keep ke
   return best;
 }
 
+// A last-wave split where C could leave by TMA store puts every tile on the
+// register epilogue, a cost the estimate does not model: such splits are
+// the tuned table's to pick, never the heuristic's.
+bool estimate_covers(const Problem& problem, const Choice& c) {
+  return !(c.split_tail && problem.epilogue == EpiloguePath::kTmaStore);
+}
+
 }  // namespace
 
 Choice select_split(const Problem& problem, const DeviceModel& device, int config) {
-  Choice c =
-      least_estimate(problem, device, [&](const Choice& each) { return each.config == config; });
+  Choice c = least_estimate(problem, device, [&](const Choice& each) {
+    return each.config == config && estimate_covers(problem, each);
+  });
   // A config whose shared memory the model says does not fit runs unsplit
   // (and its launch reports the failure).
   if (c.config != config) c = {config, 1};
@@ -360,12 +368,8 @@ Choice select(const Problem& problem, const DeviceModel& device, bool batch_inva
     c.split_tail = false;
     return c;
   }
-  // A last-wave split where C could leave by TMA store puts every tile on
-  // the register epilogue, a cost the estimate does not model: left to the
-  // tuned table.
-  return least_estimate(problem, device, [&](const Choice& c) {
-    return !(c.split_tail && problem.epilogue == EpiloguePath::kTmaStore);
-  });
+  return least_estimate(problem, device,
+                        [&](const Choice& c) { return estimate_covers(problem, c); });
 }
 
 LaunchConfig launch_config(const Problem& problem, Choice choice) {

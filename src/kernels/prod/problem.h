@@ -30,7 +30,7 @@ struct LaunchConfig {
   int config = 0;  // index into kConfigs
   int k_splits = 1;
   bool split_tail = false;      // only the last wave's tiles split (Choice::split_tail)
-  bool split_in_place = false;  // the last piece of a tile reduces (else a second kernel)
+  bool split_in_place = false;  // the pieces of a tile reduce it (else a second kernel)
   bool swapped = false;         // C^T = B^T A^T (C was row-major)
   Major a_major = Major::kK;
   Major b_major = Major::kK;
@@ -87,7 +87,8 @@ std::size_t scratch_offset_b(const Problem& problem);
 
 // The first bytes of a GEMM workspace hold flags that are zero between
 // calls: the stream-K ladder step's first (hopper/tma_store_kernel.cuh,
-// kStreamKFlagBytes), which the family never writes, then the family's
+// kStreamKFlagBytes; its scratch starts past these flags, at
+// kStreamKPartialsOffset), which the family never writes, then the family's
 // split-K tile flags (kSplitFlagBytes from kSplitFlagOffset: kSplitFlagWords
 // counters per 64-row slice of a split tile, kernel.cuh's SliceFlags, back
 // to zero when the launch ends; room for kSplitFlagSlices slices). Scratch
@@ -124,7 +125,7 @@ struct Choice {
   int config = 0;    // index into kConfigs
   int k_splits = 1;  // >= 1; 1 is a plain data-parallel launch
   // With a split: reduce in a second kernel even where the tile flags would
-  // let the last split reduce in place (split_in_place); tests use it.
+  // let the pieces reduce in place (split_in_place); tests use it.
   bool separate_reduction = false;
   // With a split: split only the units of the last, partial wave (the
   // stream-K idea as split-K): the whole waves the resident CTAs can run
@@ -190,7 +191,8 @@ double estimate_cycles(const Problem& problem, const DeviceModel& device, Choice
 Choice select(const Problem& problem, const DeviceModel& device, bool batch_invariant = false);
 
 // The heuristic's best K split for table row `config` (a kernel named by the
-// caller: "prod-128x128").
+// caller: "prod-128x128"), with select()'s exclusion of last-wave splits
+// where C could leave by TMA store.
 Choice select_split(const Problem& problem, const DeviceModel& device, int config);
 
 // The whole launch description (for describe() and the bench).
