@@ -251,6 +251,29 @@ TEST(TuneReport, SlowdownIsTheHeuristicsTimeOverTheTunedTime) {
   EXPECT_FALSE(slowdown(failed));
 }
 
+// --rescore: another heuristic choice takes its candidate's time from the
+// file, or none when the file never timed it.
+TEST(TuneReport, AnotherHeuristicTakesItsCandidatesTime) {
+  const TunedShape s = timed(key(16, 4096, 4096), 0.0125, 0.0150);
+  const TunedShape same = with_heuristic(s, Measured{"prod-128x256", 1, std::nullopt, "ok"});
+  ASSERT_TRUE(same.heuristic.ms);
+  EXPECT_DOUBLE_EQ(*same.heuristic.ms, 0.0125);
+  EXPECT_DOUBLE_EQ(*slowdown(same), 1.0);
+  EXPECT_EQ(same.tuned, s.tuned);
+  EXPECT_EQ(same.candidates, s.candidates);
+  const TunedShape untimed = with_heuristic(s, Measured{"prod-64x64", 4, std::nullopt, "ok"});
+  EXPECT_FALSE(untimed.heuristic.ms);
+  EXPECT_EQ(untimed.heuristic.status, "not timed");
+  EXPECT_EQ(untimed.heuristic.config, "prod-64x64");
+  EXPECT_FALSE(slowdown(untimed));
+  // The split matters, and so does "last wave only".
+  EXPECT_FALSE(with_heuristic(s, Measured{"prod-128x128", 3, std::nullopt, "ok"}).heuristic.ms);
+  Measured tail{"prod-128x128", 2, std::nullopt, "ok", /*split_tail=*/true};
+  EXPECT_FALSE(with_heuristic(s, tail).heuristic.ms);
+  EXPECT_DOUBLE_EQ(*with_heuristic(s, Measured{"prod-128x128", 2, std::nullopt, "ok"}).heuristic.ms,
+                   0.0150);
+}
+
 TEST(TuneReport, WorstAndGeometricMeanOverTheComparedShapes) {
   const std::vector<TunedShape> shapes = {
       timed(key(1, 4096, 4096), 0.010, 0.010),    // 1.00

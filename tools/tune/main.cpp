@@ -17,9 +17,14 @@
 #include "testing/testing.h"
 #include "tuner.h"
 
+#include "kernels/prod/launch.h"
+#include "kernels/prod/problem.h"
+#include "tuned/tuned.h"
+
 #include "git_describe.h"  // generated at build time: TCGEMM_GIT_DESCRIBE
 
 #include <CLI/CLI.hpp>
+#include <tcgemm/registry.h>
 #include <cuda_runtime_api.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
@@ -129,6 +134,45 @@ std::string summary_line(const TunedShape& s) {
   return text;
 }
 
+// Opt-in shared memory per block on sm_90 (227 KiB): the device model's
+// without a GPU.
+constexpr std::size_t kOptInSmemPerBlock = 232448;
+
+// The choice the dispatcher makes for `key` without a table entry: the
+// small-M path where its registry constraints accept the problem, else
+// prod::select with `model`; for aligned, tight operands (the file's keys
+// with every operand streamed by TMA), nullopt for other keys.
+std::optional<Measured> dispatcher_choice(const ShapeKey& key, const prod::DeviceModel& model) {
+  if (key.paths.a != prod::OperandPath::kTma || key.paths.b != prod::OperandPath::kTma) {
+    return std::nullopt;
+  }
+  const auto ld = [](Layout l, std::int64_t rows, std::int64_t cols) {
+    return l == Layout::kRowMajor ? cols : rows;
+  };
+  // Made-up aligned addresses: nothing is dereferenced.
+  void* const base = reinterpret_cast<void*>(std::uintptr_t{1} << 30);
+  GemmArgs args;
+  args.m = key.m;
+  args.n = key.n;
+  args.k = key.k;
+  args.batch_count = key.batch;
+  args.a = {base, key.in, key.layouts.a, ld(key.layouts.a, key.m, key.k),
+            key.batch > 1 ? key.m * key.k : 0};
+  args.b = {base, key.in, key.layouts.b, ld(key.layouts.b, key.k, key.n),
+            key.batch > 1 ? key.k * key.n : 0};
+  args.c = {base, key.out, key.layouts.c, ld(key.layouts.c, key.m, key.n),
+            key.batch > 1 ? key.m * key.n : 0};
+  if (!validate(args).ok() || !(tuned::operand_paths(args) == key.paths)) return std::nullopt;
+  const KernelInfo* skinny = find_kernel(tuned::kSkinnyKernel);
+  if (skinny != nullptr && check_constraints(skinny->constraints, args, DeviceCaps{90}).empty()) {
+    return Measured{std::string(tuned::kSkinnyKernel), 1, std::nullopt, "ok"};
+  }
+  const prod::Choice c = prod::select(prod::canonicalize(args), model);
+  const int splits = prod::effective_splits(key.k, c.k_splits);
+  return Measured{std::string(prod::kConfigs[static_cast<std::size_t>(c.config)].name), splits,
+                  std::nullopt, "ok", splits > 1 && c.split_tail};
+}
+
 int tune_main(int argc, char** argv) {
   CLI::App app{
       "tcgemm-tune: time the production family's candidate configs and K splits on the GPU and "
@@ -184,6 +228,19 @@ int tune_main(int argc, char** argv) {
   app.add_flag("--report", report_only,
                "print the report of --out's problems (those of --shapes/--shape when given) and "
                "exit; no GPU needed");
+  bool rescore = false;
+  int model_sms = 0;
+  double model_bytes_per_cycle = 0.0;
+  app.add_flag("--rescore", rescore,
+               "with --report: the heuristic column is this build's choice (what the dispatcher "
+               "runs without the table), timed from the file's candidates; the device model "
+               "from the GPU, or from --model-sms and --model-bytes-per-cycle without one");
+  app.add_option("--model-sms", model_sms, "--rescore without a GPU: the device's SM count")
+      ->transform(bench::integer_in(1, 100000));
+  app.add_option("--model-bytes-per-cycle", model_bytes_per_cycle,
+                 "--rescore without a GPU: DRAM bytes per SM clock (H200: about 2483)")
+      ->transform(bench::finite_float())
+      ->check(CLI::PositiveNumber);
   app.add_option("--warmup", method.warmup, "launches of each candidate before timing")
       ->transform(bench::integer_in(1, 1000))
       ->capture_default_str();
@@ -250,7 +307,35 @@ int tune_main(int argc, char** argv) {
     std::printf("tuned table %s: %s (%d SMs), tcgemm %s, updated %s\n", out_path.c_str(),
                 table->header.gpu_name.c_str(), table->header.sm_count,
                 table->header.library_version.c_str(), table->header.updated.c_str());
-    std::fputs(format_report(select_shapes(*table, list.keys)).c_str(), stdout);
+    std::vector<TunedShape> report = select_shapes(*table, list.keys);
+    if (rescore) {
+      prod::DeviceModel model;
+      if (bench::no_gpu_reason().empty()) {
+        if (const Status s = kernels::prod::device_model(&model); !s.ok()) {
+          std::fprintf(stderr, "tcgemm-tune: device_model: %s\n", s.message.c_str());
+          return kExitFailed;
+        }
+      } else if (model_sms > 0 && model_bytes_per_cycle > 0.0) {
+        model.sm_count = model_sms;
+        model.smem_per_block = kOptInSmemPerBlock;
+        model.memory_bytes_per_cycle = model_bytes_per_cycle;
+      } else {
+        std::fprintf(stderr,
+                     "tcgemm-tune: --rescore without a GPU needs --model-sms and "
+                     "--model-bytes-per-cycle\n");
+        return kExitUsage;
+      }
+      std::printf(
+          "heuristic rescored: this build's choices (%d SMs, %.0f DRAM bytes per cycle), "
+          "timed from the file's candidates\n",
+          model.sm_count, model.memory_bytes_per_cycle);
+      for (TunedShape& shape : report) {
+        if (const std::optional<Measured> choice = dispatcher_choice(shape.key, model)) {
+          shape = with_heuristic(shape, *choice);
+        }
+      }
+    }
+    std::fputs(format_report(report).c_str(), stdout);
     return kExitOk;
   }
 

@@ -334,6 +334,21 @@ bool already_tuned(const TunedTable& table, const ShapeKey& key, bool force) {
   return shape != nullptr && shape->tuned.has_value();
 }
 
+TunedShape with_heuristic(const TunedShape& shape, const Measured& choice) {
+  TunedShape out = shape;
+  out.heuristic = Measured{choice.config, choice.k_splits, std::nullopt, "not timed",
+                           choice.k_splits > 1 && choice.split_tail};
+  for (const CandidateTiming& c : shape.candidates) {
+    const Measured& m = c.measured;
+    if (m.config == out.heuristic.config && m.k_splits == out.heuristic.k_splits &&
+        (m.k_splits > 1 && m.split_tail) == out.heuristic.split_tail) {
+      out.heuristic = m;
+      break;
+    }
+  }
+  return out;
+}
+
 std::optional<double> slowdown(const TunedShape& shape) {
   if (!shape.tuned || !shape.tuned->ms || !shape.heuristic.ms || !(*shape.tuned->ms > 0.0)) {
     return std::nullopt;

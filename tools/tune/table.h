@@ -168,6 +168,14 @@ std::string check_resumable(const TableHeader& file, const TableHeader& now, boo
 // the run is not --force.
 bool already_tuned(const TunedTable& table, const ShapeKey& key, bool force);
 
+// `shape` with `choice` (a config name or the small-M path's, its effective
+// split, last wave only) as its heuristic in place of the recorded one: the
+// time and status of the shape's candidate of that choice, or, when the file
+// has none, no time and the status "not timed" (the report then leaves the
+// shape out of the comparison). What `tcgemm-tune --report --rescore` shows:
+// this build's heuristic against the file's measurements, no GPU run.
+TunedShape with_heuristic(const TunedShape& shape, const Measured& choice);
+
 // The heuristic's slowdown: its time over the tuned time (1 when it picked
 // the winner; above 1 when it falls behind). Unset unless both were timed.
 std::optional<double> slowdown(const TunedShape& shape);

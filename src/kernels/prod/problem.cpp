@@ -190,6 +190,17 @@ constexpr double kL2OverDram = 2.0;
 constexpr double kFillCycles = 2000.0;
 constexpr double kTileCycles = 400.0;
 constexpr double kLaunchCycles = 3000.0;
+// What a round of split pieces costs beyond its share of the work, per
+// element of C a tile holds, measured rather than derived: against the same
+// config unsplit, a split of 2 on prod-128x128 (16384 elements a tile) added
+// 6 us for one round of pieces (1024^3) and 10 us a round over four
+// (2048^3) on the H200 at 1.98 GHz (data/tuned/nvidia-h200.json,
+// 2026-12-01-split-cost-ncu.txt); 0.75 is the lower end. Scored against the
+// committed table's measurements (tcgemm-tune --report --rescore, the same
+// 105 shapes it was fitted on), the heuristic's worst went from 1.96x (a
+// split of 512 x 4096 x 4096 that ran at half the tuned unsplit speed) to
+// 1.40x and its geomean from 1.043x to 1.020x.
+constexpr double kSplitCyclesPerElement = 0.75;
 // What one SM reads from L2 per clock, and an L2 round trip, about (sm_90).
 constexpr double kSmL2BytesPerCycle = 64.0;
 constexpr double kL2LatencyCycles = 700.0;
@@ -265,9 +276,10 @@ double estimate_cycles(const Problem& problem, const DeviceModel& device, Choice
   // many elements), a round trip per split (latency-bound for few); one
   // reduced by a second kernel costs that launch.
   if (splits > 1) {
+    const double valid = static_cast<double>(std::min<std::int64_t>(a.m, t.bm)) *
+                         static_cast<double>(std::min<std::int64_t>(a.n, t.bn));
+    cycles += static_cast<double>(piece_waves) * valid * kSplitCyclesPerElement;
     if (reduces_in_place(problem, choice)) {
-      const double valid = static_cast<double>(std::min<std::int64_t>(a.m, t.bm)) *
-                           static_cast<double>(std::min<std::int64_t>(a.n, t.bn));
       cycles += splits * kL2LatencyCycles + valid * sizeof(float) / kSmL2BytesPerCycle;
     } else {
       cycles += kLaunchCycles;
