@@ -272,6 +272,10 @@ int tune_main(int argc, char** argv) {
     return app.exit(e) == 0 ? kExitOk : kExitUsage;
   }
 
+  if (rescore && !report_only) {
+    std::fprintf(stderr, "tcgemm-tune: --rescore goes with --report\n");
+    return kExitUsage;
+  }
   std::vector<bench::Shape> shapes;
   for (const std::string& name : set_names_given) {
     const std::vector<bench::Shape> set = *bench::shape_set(name);
@@ -324,6 +328,12 @@ int tune_main(int argc, char** argv) {
                      "tcgemm-tune: --rescore without a GPU needs --model-sms and "
                      "--model-bytes-per-cycle\n");
         return kExitUsage;
+      }
+      if (model.sm_count != table->header.sm_count) {
+        std::fprintf(stderr,
+                     "tcgemm-tune: note: the model has %d SMs, the table's GPU %d: the rescored "
+                     "choices are for another device than the one measured\n",
+                     model.sm_count, table->header.sm_count);
       }
       std::printf(
           "heuristic rescored: this build's choices (%d SMs, %.0f DRAM bytes per cycle), "

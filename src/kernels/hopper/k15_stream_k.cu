@@ -18,8 +18,8 @@
 // CTA's 128 KiB partial through L2 at once (~11 us on the H200): the schedule
 // charges 16 k-tiles for it and 1/64 of the whole rounds for this kernel's
 // bookkeeping, and when it splits nothing step 14's kernel runs (4096^3).
-// Needs the GEMM workspace: 4 KiB of flags and 128 KiB per SM
-// (tcgemm::workspace_size). When nothing is split it calls step 14's
+// Needs the GEMM workspace: 4 KiB of flags, then, from 512 KiB in, 128 KiB
+// per SM (tcgemm::workspace_size). When nothing is split it calls step 14's
 // launcher (launch_hopper_14), never a second instance of that kernel.
 //
 // Tile 128 x 256 x 64 per CTA, clusters of 2 along M with B multicast,

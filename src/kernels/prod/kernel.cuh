@@ -411,6 +411,8 @@ __device__ __forceinline__ void split_k_fixup(const float (&acc)[S::BN / 2], con
   if (leader) {
     ptx::fence_acq_rel_gpu();
     if (atomicAdd(&flags->left, 1u) + 1 == splits) {
+      // Acquire: every other piece's counter accesses before the zeroing.
+      ptx::fence_acq_rel_gpu();
       ptx::st_relaxed_gpu(&flags->arrived, 0u);
       ptx::st_relaxed_gpu(&flags->claimed, 0u);
       ptx::st_relaxed_gpu(&flags->left, 0u);
