@@ -24,7 +24,6 @@
 #include "git_describe.h"  // generated at build time: TCGEMM_GIT_DESCRIBE
 
 #include <CLI/CLI.hpp>
-#include <tcgemm/registry.h>
 #include <cuda_runtime_api.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
@@ -139,34 +138,20 @@ std::string summary_line(const TunedShape& s) {
 constexpr std::size_t kOptInSmemPerBlock = 232448;
 
 // The choice the dispatcher makes for `key` without a table entry: the
-// small-M path where its registry constraints accept the problem, else
-// prod::select with `model`; for aligned, tight operands (the file's keys
-// with every operand streamed by TMA), nullopt for other keys.
+// small-M path where it applies, else prod::select with `model`; for the
+// problem tcgemm-tune times under that key (tight operands, at made-up
+// aligned addresses: nothing is dereferenced), nullopt when that problem
+// has another key (operands the file's run had off alignment).
 std::optional<Measured> dispatcher_choice(const ShapeKey& key, const prod::DeviceModel& model) {
-  if (key.paths.a != prod::OperandPath::kTma || key.paths.b != prod::OperandPath::kTma) {
-    return std::nullopt;
-  }
-  const auto ld = [](Layout l, std::int64_t rows, std::int64_t cols) {
-    return l == Layout::kRowMajor ? cols : rows;
-  };
-  // Made-up aligned addresses: nothing is dereferenced.
-  void* const base = reinterpret_cast<void*>(std::uintptr_t{1} << 30);
-  GemmArgs args;
-  args.m = key.m;
-  args.n = key.n;
-  args.k = key.k;
-  args.batch_count = key.batch;
-  args.a = {base, key.in, key.layouts.a, ld(key.layouts.a, key.m, key.k),
-            key.batch > 1 ? key.m * key.k : 0};
-  args.b = {base, key.in, key.layouts.b, ld(key.layouts.b, key.k, key.n),
-            key.batch > 1 ? key.k * key.n : 0};
-  args.c = {base, key.out, key.layouts.c, ld(key.layouts.c, key.m, key.n),
-            key.batch > 1 ? key.m * key.n : 0};
-  if (!validate(args).ok() || !(tuned::operand_paths(args) == key.paths)) return std::nullopt;
-  const KernelInfo* skinny = find_kernel(tuned::kSkinnyKernel);
-  if (skinny != nullptr && check_constraints(skinny->constraints, args, DeviceCaps{90}).empty()) {
+  const bench::Problem problem =
+      bench::make_problem(bench::Shape{.m = key.m, .n = key.n, .k = key.k, .batch = key.batch},
+                          key.in, key.out, key.layouts, 1.0f, 0.0f);
+  if (!(key_of(problem) == key)) return std::nullopt;
+  auto* const base = reinterpret_cast<std::byte*>(std::uintptr_t{1} << 30);
+  const GemmArgs args = bench::make_args(problem, base, base, base, nullptr);
+  // (sm_90: the family's only target.)
+  if (skinny_applies(args, 90))
     return Measured{std::string(tuned::kSkinnyKernel), 1, std::nullopt, "ok"};
-  }
   const prod::Choice c = prod::select(prod::canonicalize(args), model);
   const int splits = prod::effective_splits(key.k, c.k_splits);
   return Measured{std::string(prod::kConfigs[static_cast<std::size_t>(c.config)].name), splits,

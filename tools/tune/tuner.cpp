@@ -45,15 +45,11 @@ Candidate choice_candidate(prod::Choice choice) {
           }};
 }
 
-// The small-M path, when its registry constraints accept the problem (what
-// the dispatcher runs there without a table entry).
+// The small-M path, where it applies.
 std::optional<Candidate> skinny_candidate(const GemmArgs& args, int compute_capability) {
-  const KernelInfo* kernel = find_kernel(tuned::kSkinnyKernel);
-  if (kernel == nullptr ||
-      !check_constraints(kernel->constraints, args, DeviceCaps{compute_capability}).empty()) {
-    return std::nullopt;
-  }
-  return Candidate{std::nullopt, [launch = kernel->launch](const GemmArgs& a) {
+  if (!skinny_applies(args, compute_capability)) return std::nullopt;
+  return Candidate{std::nullopt,
+                   [launch = find_kernel(tuned::kSkinnyKernel)->launch](const GemmArgs& a) {
                      return bench::launch_outcome(launch(a), /*not_supported_skips=*/false);
                    }};
 }
@@ -81,6 +77,12 @@ std::vector<prod::Choice> run_list(const prod::Problem& problem, const prod::Dev
 }
 
 }  // namespace
+
+bool skinny_applies(const GemmArgs& args, int compute_capability) {
+  const KernelInfo* kernel = find_kernel(tuned::kSkinnyKernel);
+  return kernel != nullptr &&
+         check_constraints(kernel->constraints, args, DeviceCaps{compute_capability}).empty();
+}
 
 Tuner::Tuner(const bench::DeviceInfo& device, TuneOptions options)
     : device_(device), options_(std::move(options)) {

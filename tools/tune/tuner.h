@@ -27,6 +27,11 @@ struct TuneOptions {
 // Called as a problem's work goes ("verify 3/12", "time 12 candidates").
 using TuneProgress = std::function<void(std::string_view activity)>;
 
+// Whether the small-M path's registry constraints accept `args` on a device
+// of `compute_capability`: where it is a candidate, and what the dispatcher
+// runs without a table entry.
+bool skinny_applies(const GemmArgs& args, int compute_capability);
+
 class Tuner {
  public:
   // Creates a stream on `device.device` and reads the heuristic's device
