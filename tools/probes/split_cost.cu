@@ -1,0 +1,168 @@
+// tcgemm-split-probe: the time of one production-family launch choice (a
+// config, a K split, where the split applies and how it is reduced), with no
+// dispatcher in between, so that a split can be set against the same config
+// unsplit and against another config in one process:
+//
+//   tcgemm-split-probe [--reps N] CHOICE...
+//   CHOICE = MxNxK:CONFIG:SPLITS[:tail][:separate]
+//     CONFIG    a config index of src/kernels/prod/config.h (0 = prod-128x256)
+//     tail      split only the last, partial wave's tiles (Choice::split_tail)
+//     separate  reduce in a second kernel (Choice::separate_reduction)
+//   e.g. tcgemm-split-probe 2048x2048x2048:2:1 2048x2048x2048:2:2
+//
+// Each problem is bf16 TN (A row-major, B and C column-major, tight leading
+// dimensions) on zero-filled operands, with a zeroed workspace the choice's
+// size: 3 launches to warm up, then --reps launches back to back between two
+// CUDA events; prints milliseconds per launch. Results are not checked (the
+// GPU suite's ProdChoices tests verify every choice): a diagnostic for
+// profiling, e.g. under `ncu --kernel-name kernel --launch-skip 3
+// --launch-count 1`. docs/production.md has what the H200 measured.
+#include <cuda_runtime.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <cstdio>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "kernels/prod/launch.h"
+#include "tcgemm/tcgemm.h"
+
+namespace {
+
+struct Probe {
+  std::int64_t m = 0;
+  std::int64_t n = 0;
+  std::int64_t k = 0;
+  tcgemm::prod::Choice choice;
+};
+
+// Parses MxNxK:CONFIG:SPLITS[:tail][:separate]; false on anything else.
+bool parse(const std::string& text, Probe* out) {
+  std::istringstream in(text);
+  std::string shape, field;
+  if (!std::getline(in, shape, ':')) return false;
+  char x1 = 0, x2 = 0;
+  std::istringstream dims(shape);
+  if (!(dims >> out->m >> x1 >> out->n >> x2 >> out->k) || x1 != 'x' || x2 != 'x' || !dims.eof() ||
+      out->m < 1 || out->n < 1 || out->k < 1) {
+    return false;
+  }
+  std::vector<std::string> fields;
+  while (std::getline(in, field, ':')) fields.push_back(field);
+  if (fields.size() < 2) return false;
+  try {
+    out->choice.config = std::stoi(fields[0]);
+    out->choice.k_splits = std::stoi(fields[1]);
+  } catch (const std::exception&) {
+    return false;
+  }
+  if (out->choice.config < 0 || out->choice.config >= tcgemm::prod::kConfigCount ||
+      out->choice.k_splits < 1) {
+    return false;
+  }
+  for (std::size_t i = 2; i < fields.size(); ++i) {
+    if (fields[i] == "tail") {
+      out->choice.split_tail = true;
+    } else if (fields[i] == "separate") {
+      out->choice.separate_reduction = true;
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool check(cudaError_t err, const char* what) {
+  if (err == cudaSuccess) return true;
+  std::fprintf(stderr, "tcgemm-split-probe: %s: %s\n", what, cudaGetErrorString(err));
+  return false;
+}
+
+// Times one probe; false on a CUDA error or a refused launch.
+bool run(const Probe& probe, int reps) {
+  const std::size_t a_bytes = static_cast<std::size_t>(probe.m * probe.k) * 2;
+  const std::size_t b_bytes = static_cast<std::size_t>(probe.n * probe.k) * 2;
+  const std::size_t c_bytes = static_cast<std::size_t>(probe.m * probe.n) * 2;
+  void* a = nullptr;
+  void* b = nullptr;
+  void* c = nullptr;
+  void* workspace = nullptr;
+  tcgemm::GemmArgs args;
+  args.m = probe.m;
+  args.n = probe.n;
+  args.k = probe.k;
+  bool ok = check(cudaMalloc(&a, a_bytes), "cudaMalloc") &&
+            check(cudaMalloc(&b, b_bytes), "cudaMalloc") &&
+            check(cudaMalloc(&c, c_bytes), "cudaMalloc") &&
+            check(cudaMemset(a, 0, a_bytes), "cudaMemset") &&
+            check(cudaMemset(b, 0, b_bytes), "cudaMemset");
+  args.a = {a, tcgemm::DType::kBF16, tcgemm::Layout::kRowMajor, probe.k, 0};
+  args.b = {b, tcgemm::DType::kBF16, tcgemm::Layout::kColMajor, probe.k, 0};
+  args.c = {c, tcgemm::DType::kBF16, tcgemm::Layout::kColMajor, probe.m, 0};
+  const std::size_t workspace_bytes = tcgemm::kernels::prod::workspace_choice(args, probe.choice);
+  if (ok && workspace_bytes > 0) {
+    ok = check(cudaMalloc(&workspace, workspace_bytes), "cudaMalloc") &&
+         check(cudaMemset(workspace, 0, workspace_bytes), "cudaMemset");
+  }
+  args.workspace = workspace;
+  args.workspace_bytes = workspace_bytes;
+  cudaEvent_t start = nullptr;
+  cudaEvent_t stop = nullptr;
+  ok = ok && check(cudaEventCreate(&start), "cudaEventCreate") &&
+       check(cudaEventCreate(&stop), "cudaEventCreate");
+  float ms = 0.0f;
+  for (int i = 0; ok && i < 3 + reps; ++i) {
+    if (i == 3) ok = check(cudaEventRecord(start), "cudaEventRecord");
+    const tcgemm::Status status = tcgemm::kernels::prod::launch_choice(args, probe.choice);
+    if (!status.ok()) {
+      std::fprintf(stderr, "tcgemm-split-probe: %s\n", status.message.c_str());
+      ok = false;
+    }
+  }
+  ok = ok && check(cudaEventRecord(stop), "cudaEventRecord") &&
+       check(cudaEventSynchronize(stop), "cudaEventSynchronize") &&
+       check(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
+  if (ok) {
+    std::printf("%lldx%lldx%lld %s k_splits=%d%s%s: %.4f ms per launch (workspace %zu bytes)\n",
+                static_cast<long long>(probe.m), static_cast<long long>(probe.n),
+                static_cast<long long>(probe.k),
+                std::string(tcgemm::prod::kConfigs[probe.choice.config].name).c_str(),
+                probe.choice.k_splits, probe.choice.split_tail ? " tail" : "",
+                probe.choice.separate_reduction ? " separate" : "", ms / reps, workspace_bytes);
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  cudaFree(workspace);
+  cudaFree(c);
+  cudaFree(b);
+  cudaFree(a);
+  return ok;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"tcgemm-split-probe: time production-family launch choices (see the file's header)"};
+  int reps = 20;
+  std::vector<std::string> texts;
+  app.add_option("--reps", reps, "timed launches per choice")->check(CLI::Range(1, 100000));
+  app.add_option("choices", texts, "MxNxK:CONFIG:SPLITS[:tail][:separate]")->required();
+  CLI11_PARSE(app, argc, argv);
+  std::vector<Probe> probes;
+  for (const std::string& text : texts) {
+    Probe probe;
+    if (!parse(text, &probe)) {
+      std::fprintf(stderr,
+                   "tcgemm-split-probe: bad choice '%s' (MxNxK:CONFIG:SPLITS[:tail][:separate], "
+                   "CONFIG 0..%d)\n",
+                   text.c_str(), tcgemm::prod::kConfigCount - 1);
+      return 2;
+    }
+    probes.push_back(probe);
+  }
+  int failed = 0;
+  for (const Probe& probe : probes) failed += run(probe, reps) ? 0 : 1;
+  return failed == 0 ? 0 : 1;
+}
