@@ -1,0 +1,304 @@
+// The tensor-parallel GEMMs (include/tcgemm/dist.h) on the device: one rank
+// on one GPU, and every GPU of the machine as the ranks of one communicator
+// (one host thread each). Each rank checks its C against the reference GEMM
+// of the whole product (src/testing), on small integer inputs with fp32 C,
+// so every element must match exactly; and a mismatch between ranks must be
+// an error on every rank with C untouched.
+#include "gpu_test_util.h"
+
+#include <cuda_bf16.h>
+#include <nccl.h>
+#include <tcgemm/dist.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <random>
+#include <thread>
+#include <vector>
+
+namespace tcgemm_test {
+namespace {
+
+using tcgemm::dist::AllGatherGemmArgs;
+using tcgemm::dist::Context;
+using tcgemm::dist::GemmReduceScatterArgs;
+
+int device_count() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return count;
+}
+
+// Runs body(rank, ctx) on `ranks` GPUs, one thread each, over one fresh
+// communicator; the device is the rank.
+void on_ranks(int ranks, const std::function<void(int, Context&)>& body) {
+  ncclUniqueId id;
+  ASSERT_EQ(ncclGetUniqueId(&id), ncclSuccess);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < ranks; ++r) {
+    threads.emplace_back([&, r] {
+      ASSERT_EQ(cudaSetDevice(r), cudaSuccess);
+      ncclComm_t comm = nullptr;
+      ASSERT_EQ(ncclCommInitRank(&comm, ranks, id, r), ncclSuccess);
+      {
+        Context ctx;
+        const Status s = Context::create(comm, &ctx);
+        EXPECT_TRUE(s.ok()) << s.message;
+        if (s.ok()) {
+          EXPECT_EQ(ctx.rank(), r);
+          EXPECT_EQ(ctx.size(), ranks);
+          try {
+            body(r, ctx);
+          } catch (const std::exception& e) {
+            ADD_FAILURE() << "rank " << r << ": " << e.what();
+          }
+        }
+        EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+      }
+      ncclCommDestroy(comm);
+    });
+  }
+  for (std::thread& t : threads) t.join();
+}
+
+// `count` bf16 values that are integers in [-3, 3] (seeded), on the device.
+DeviceBuffer small_integers(std::int64_t count, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<int> pick(-3, 3);
+  std::vector<__nv_bfloat16> host(static_cast<std::size_t>(count));
+  for (auto& v : host) v = __float2bfloat16(static_cast<float>(pick(rng)));
+  DeviceBuffer d(host.size() * sizeof(__nv_bfloat16));
+  TCGEMM_CHECK_CUDA(cudaMemcpy(d.get(), host.data(), d.bytes(), cudaMemcpyHostToDevice));
+  return d;
+}
+
+DeviceBuffer poisoned(std::int64_t count, DType t) {
+  DeviceBuffer d(static_cast<std::size_t>(count) * tcgemm::size_of(t));
+  tcgemm::testing::fill_poison(d.get(), t, count);
+  return d;
+}
+
+std::vector<std::uint8_t> host_copy(const DeviceBuffer& d) {
+  std::vector<std::uint8_t> h(d.bytes());
+  TCGEMM_CHECK_CUDA(cudaMemcpy(h.data(), d.get(), d.bytes(), cudaMemcpyDeviceToHost));
+  return h;
+}
+
+// How a case stores its operands: A's storage order (all-gather), C's, the
+// padding of C's leading dimension past tight, beta, and whether the
+// reduce-scatter gets a workspace (else it allocates its own).
+struct Storage {
+  Layout a = Layout::kRowMajor;
+  Layout c = Layout::kRowMajor;
+  std::int64_t c_pad = 0;
+  float beta = 0.0f;
+  bool workspace = false;
+};
+
+// Integers in [-3, 3] as fp32 C, `count` elements.
+DeviceBuffer integer_c(std::int64_t count) {
+  std::vector<float> host(static_cast<std::size_t>(count));
+  for (std::size_t i = 0; i < host.size(); ++i) host[i] = static_cast<float>(i % 7) - 3.0f;
+  DeviceBuffer d(host.size() * sizeof(float));
+  TCGEMM_CHECK_CUDA(cudaMemcpy(d.get(), host.data(), d.bytes(), cudaMemcpyHostToDevice));
+  return d;
+}
+
+std::int64_t ld_of(Layout layout, std::int64_t rows, std::int64_t cols, std::int64_t pad) {
+  return (layout == Layout::kRowMajor ? cols : rows) + pad;
+}
+
+// The all-gather GEMM of `ranks` shards of m_local rows: every rank holds
+// the whole A (so it can check), passes its own rows as the shard, and
+// multiplies by its own B; C (M x N, fp32) must equal the reference of all
+// of A times that B (+ beta x C), and each slot of gathered_a the rows of A
+// it stands for. With beta = 0 the call runs twice on one Context.
+void check_all_gather(int rank, Context& ctx, int ranks, const Storage& st) {
+  constexpr std::int64_t kMLocal = 136;
+  constexpr std::int64_t kN = 264;
+  constexpr std::int64_t kK = 192;
+  const std::int64_t m = kMLocal * ranks;
+  const bool a_row = st.a == Layout::kRowMajor;
+  const std::int64_t lda = a_row ? kK : m;
+  DeviceBuffer a = small_integers(m * kK, 0xa11);          // the same everywhere
+  DeviceBuffer b = small_integers(kK * kN, 0xb00 + rank);  // column-major K x N, this rank's
+  const std::int64_t ldc = ld_of(st.c, m, kN, st.c_pad);
+  const std::int64_t c_span = tcgemm::testing::span_elements(m, kN, st.c, ldc);
+  DeviceBuffer c = st.beta != 0.0f ? integer_c(c_span) : poisoned(c_span, DType::kFP32);
+  DeviceBuffer gathered(static_cast<std::size_t>(m * kK) * 2);
+  GemmArgs whole;
+  whole.m = m;
+  whole.n = kN;
+  whole.k = kK;
+  whole.a = {a.get(), DType::kBF16, st.a, lda, 0};
+  whole.b = {b.get(), DType::kBF16, Layout::kColMajor, kK, 0};
+  whole.c = {c.get(), DType::kFP32, st.c, ldc, 0};
+  whole.beta = st.beta;
+  DeviceBuffer ref(static_cast<std::size_t>(m * kN) * sizeof(float));
+  tcgemm::testing::reference_gemm(whole, static_cast<float*>(ref.get()));
+  TCGEMM_CHECK_CUDA(cudaDeviceSynchronize());
+
+  AllGatherGemmArgs args;
+  args.m = m;
+  args.m_local = kMLocal;
+  args.n = kN;
+  args.k = kK;
+  const std::int64_t shard_offset = a_row ? rank * kMLocal * kK : rank * kMLocal;
+  args.a_shard = {static_cast<const char*>(a.get()) + shard_offset * 2, DType::kBF16, st.a, lda, 0};
+  args.b = whole.b;
+  args.c = whole.c;
+  args.beta = st.beta;
+  args.gathered_a = gathered.get();
+  for (int call = 0; call < (st.beta == 0.0f ? 2 : 1); ++call) {
+    const Status s = tcgemm::dist::all_gather_gemm(ctx, args);
+    ASSERT_TRUE(s.ok()) << "rank " << rank << ": " << s.message;
+  }
+  TCGEMM_CHECK_CUDA(cudaDeviceSynchronize());
+  const tcgemm::testing::ErrorStats e =
+      tcgemm::testing::compare(whole, static_cast<const float*>(ref.get()));
+  EXPECT_EQ(e.nonfinite, 0) << "rank " << rank << ": elements of C not written";
+  EXPECT_EQ(e.max_abs, 0.0) << "rank " << rank << ": at (" << e.max_row << ", " << e.max_col << ")";
+  // Slot s: rows [s m_local, (s + 1) m_local) of A, tight in A's order.
+  const std::vector<std::uint8_t> a_host = host_copy(a);
+  const std::vector<std::uint8_t> g_host = host_copy(gathered);
+  std::int64_t wrong = 0;
+  for (std::int64_t s = 0; s < ranks; ++s) {
+    for (std::int64_t i = 0; i < kMLocal; ++i) {
+      for (std::int64_t j = 0; j < kK; ++j) {
+        const std::int64_t row = s * kMLocal + i;
+        const std::int64_t from = a_row ? row * kK + j : j * m + row;
+        const std::int64_t to = s * kMLocal * kK + (a_row ? i * kK + j : j * kMLocal + i);
+        wrong += std::memcmp(&a_host[from * 2], &g_host[to * 2], 2) != 0 ? 1 : 0;
+      }
+    }
+  }
+  EXPECT_EQ(wrong, 0) << "rank " << rank << ": elements of gathered_a that are not A's";
+}
+
+// The reduce-scatter GEMM over K = ranks x k_local: every rank holds all of
+// A and B and passes its K slice of each; rank r's C (its m_local rows,
+// fp32, + beta x a C of integers) must equal the reference of those rows of
+// A x B + beta x C. Without beta the call runs twice on one Context.
+void check_reduce_scatter(int rank, Context& ctx, int ranks, const Storage& st) {
+  constexpr std::int64_t kMLocal = 120;
+  constexpr std::int64_t kN = 136;
+  constexpr std::int64_t kKLocal = 72;
+  const std::int64_t m = kMLocal * ranks;
+  const std::int64_t k = kKLocal * ranks;
+  DeviceBuffer a = small_integers(m * k, 0xa22);   // row-major M x K
+  DeviceBuffer b = small_integers(k * kN, 0xb22);  // column-major K x N
+  const std::int64_t ldc = ld_of(st.c, kMLocal, kN, st.c_pad);
+  const std::int64_t c_span = tcgemm::testing::span_elements(kMLocal, kN, st.c, ldc);
+  DeviceBuffer c = st.beta != 0.0f ? integer_c(c_span) : poisoned(c_span, DType::kFP32);
+  GemmArgs mine;  // this rank's rows of the whole product, for the reference
+  mine.m = kMLocal;
+  mine.n = kN;
+  mine.k = k;
+  mine.a = {static_cast<const char*>(a.get()) + rank * kMLocal * k * 2, DType::kBF16,
+            Layout::kRowMajor, k, 0};
+  mine.b = {b.get(), DType::kBF16, Layout::kColMajor, k, 0};
+  mine.c = {c.get(), DType::kFP32, st.c, ldc, 0};
+  mine.beta = st.beta;
+  DeviceBuffer ref(static_cast<std::size_t>(kMLocal * kN) * sizeof(float));
+  tcgemm::testing::reference_gemm(mine, static_cast<float*>(ref.get()));
+  TCGEMM_CHECK_CUDA(cudaDeviceSynchronize());
+
+  GemmReduceScatterArgs args;
+  args.m = m;
+  args.m_local = kMLocal;
+  args.n = kN;
+  args.k_local = kKLocal;
+  args.a_shard = {static_cast<const char*>(a.get()) + rank * kKLocal * 2, DType::kBF16,
+                  Layout::kRowMajor, k, 0};
+  args.b_shard = {static_cast<const char*>(b.get()) + rank * kKLocal * 2, DType::kBF16,
+                  Layout::kColMajor, k, 0};
+  args.c = mine.c;
+  args.beta = st.beta;
+  DeviceBuffer workspace;
+  if (st.workspace) {
+    const std::size_t bytes = tcgemm::dist::reduce_scatter_workspace_size(args, ranks);
+    workspace = DeviceBuffer(std::max<std::size_t>(bytes, 256));
+    args.workspace = workspace.get();
+    args.workspace_bytes = bytes;
+  }
+  for (int call = 0; call < (st.beta == 0.0f ? 2 : 1); ++call) {
+    const Status s = tcgemm::dist::gemm_reduce_scatter(ctx, args);
+    ASSERT_TRUE(s.ok()) << "rank " << rank << ": " << s.message;
+  }
+  TCGEMM_CHECK_CUDA(cudaDeviceSynchronize());
+  const tcgemm::testing::ErrorStats e =
+      tcgemm::testing::compare(mine, static_cast<const float*>(ref.get()));
+  EXPECT_EQ(e.nonfinite, 0) << "rank " << rank;
+  EXPECT_EQ(e.max_abs, 0.0) << "rank " << rank << ": at (" << e.max_row << ", " << e.max_col << ")";
+}
+
+// The storage cases every test runs: tight row-major, then column-major A
+// and C with C's ld padded, beta = 2 and a caller's workspace.
+const Storage kStorages[] = {
+    Storage{},
+    Storage{Layout::kColMajor, Layout::kColMajor, 8, 2.0f, true},
+};
+
+class DistGpu : public HopperTest {};
+
+TEST_F(DistGpu, OneRankAllGatherGemmIsTheGemm) {
+  for (const Storage& st : kStorages) {
+    on_ranks(1, [&](int rank, Context& ctx) { check_all_gather(rank, ctx, 1, st); });
+  }
+}
+
+TEST_F(DistGpu, OneRankGemmReduceScatterIsTheGemm) {
+  for (const Storage& st : kStorages) {
+    on_ranks(1, [&](int rank, Context& ctx) { check_reduce_scatter(rank, ctx, 1, st); });
+  }
+}
+
+TEST_F(DistGpu, EveryRankOfAllGatherGemmMatchesTheWholeProduct) {
+  const int ranks = device_count();
+  if (ranks < 2) GTEST_SKIP() << "one GPU: the ring needs two";
+  for (const Storage& st : kStorages) {
+    on_ranks(ranks, [&](int rank, Context& ctx) { check_all_gather(rank, ctx, ranks, st); });
+  }
+}
+
+TEST_F(DistGpu, EveryRankOfGemmReduceScatterMatchesTheWholeProduct) {
+  const int ranks = device_count();
+  if (ranks < 2) GTEST_SKIP() << "one GPU: the ring needs two";
+  for (const Storage& st : kStorages) {
+    on_ranks(ranks, [&](int rank, Context& ctx) { check_reduce_scatter(rank, ctx, ranks, st); });
+  }
+}
+
+// Rank 1 is called with another K: every rank returns kInvalidValue naming
+// it, and no rank's C changes.
+TEST_F(DistGpu, RanksThatDisagreeAllGetTheError) {
+  const int ranks = device_count();
+  if (ranks < 2) GTEST_SKIP() << "one GPU: a mismatch needs two ranks";
+  on_ranks(ranks, [](int rank, Context& ctx) {
+    const std::int64_t k = rank == 1 ? 200 : 192;
+    DeviceBuffer a = small_integers(64 * ctx.size() * k, 1);  // M x K_local, M = 64 x ranks
+    DeviceBuffer b = small_integers(k * 64, 2);
+    DeviceBuffer c = poisoned(64 * 64, DType::kFP32);
+    GemmReduceScatterArgs args;
+    args.m = 64 * ctx.size();
+    args.m_local = 64;
+    args.n = 64;
+    args.k_local = k;
+    args.a_shard = {a.get(), DType::kBF16, Layout::kRowMajor, k, 0};
+    args.b_shard = {b.get(), DType::kBF16, Layout::kColMajor, k, 0};
+    args.c = {c.get(), DType::kFP32, Layout::kColMajor, 64, 0};
+    const std::vector<std::uint8_t> before = host_copy(c);
+    const Status s = tcgemm::dist::gemm_reduce_scatter(ctx, args);
+    EXPECT_EQ(s.code, StatusCode::kInvalidValue) << "rank " << rank << ": " << s.message;
+    EXPECT_NE(s.message.find("ranks disagree on k"), std::string::npos) << s.message;
+    EXPECT_EQ(host_copy(c), before) << "rank " << rank << ": C changed";
+  });
+}
+
+}  // namespace
+}  // namespace tcgemm_test
