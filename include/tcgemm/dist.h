@@ -22,11 +22,15 @@
 // orders and leading dimensions tcgemm::gemm takes. The reduce-scatter's
 // running sums travel in C's dtype (rounded at each hop, as NCCL's own
 // reduce-scatter in that dtype would): pass fp32 C for fp32 sums.
-// Asynchronous like tcgemm::gemm: the work is enqueued on args.stream, which
-// completes after the last transfer too; the caller's buffers must stay
-// valid until then. Every rank must make the same call (same shapes, dtypes,
-// storage orders) in the same order; DistOptions::check_peers makes a
-// mismatch a clear error on every rank instead of a hang or a wrong result.
+// The work is enqueued on args.stream, which completes after the last
+// transfer too; the caller's buffers must stay valid until then. With the
+// default DistOptions::check_peers each call first synchronizes the host
+// with the Context's stream (see there): turn it off, once the shapes are
+// known good, for calls that return as soon as they are enqueued and for
+// CUDA graph capture. Every rank must make the same call (what the ring
+// moves: shapes, dtype and storage order; alpha for the sums) in the same
+// order; check_peers makes a mismatch a clear error on every rank instead of
+// a hang or a wrong result. Blocking communicators only (NCCL's default).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -78,11 +82,14 @@ struct DistOptions {
   // Before anything is enqueued, the ranks exchange what they were called
   // with (one small all-gather on the Context's stream, then a host
   // synchronization of that stream, which also waits for the previous
-  // call's transfers); a rank whose own arguments or shard GEMMs are invalid,
-  // or that differs from rank 0 (shapes, dtypes, the storage order the ring
-  // moves), makes every rank return kInvalidValue naming the rank and the
-  // argument, with nothing else enqueued. The synchronization keeps such a
-  // call out of CUDA graphs. Every rank must pass the same check_peers. Off,
+  // call's transfers). A rank whose own checks fail (its arguments, its
+  // stream's device, its shard GEMMs as tcgemm::describe sees them, its
+  // scratch allocation) returns its own error and every other rank
+  // kInvalidValue naming it; ranks that differ from rank 0 in what the ring
+  // moves all return kInvalidValue naming the rank and the argument. Nothing
+  // else is enqueued then. On a stream being captured into a CUDA graph
+  // this is kInvalidValue at once (the synchronization cannot be
+  // captured). Every rank must pass the same check_peers. Off,
   // a mismatch is undefined: NCCL may hang or the product be wrong, and a
   // rank that returns an error early leaves the others waiting in the ring.
   bool check_peers = true;

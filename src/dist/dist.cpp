@@ -18,43 +18,62 @@
 namespace tcgemm::dist {
 namespace {
 
-// What every rank must agree on, one int64 each (DistOptions::check_peers).
+// What every rank must agree on, one int64 each (DistOptions::check_peers):
+// what the ring moves (the shards of A for all_gather_gemm, the running sums
+// of C's blocks for gemm_reduce_scatter) and, for the sums, alpha. What
+// stays on a rank (B, its own C, beta, the other dtypes and leading
+// dimensions) may differ.
 enum Word : int {
-  kOp,     // 1 all_gather_gemm, 2 gemm_reduce_scatter
-  kValid,  // 1 when the rank's own checks passed
-  kM,      // m_local (all-gather) or m (reduce-scatter)
-  kN,
-  kK,         // k or k_local
-  kInDtype,   // A's (and B's) dtype
-  kOutDtype,  // C's dtype
-  kLayout,    // the storage order the ring moves: A's (all-gather), C's (reduce-scatter)
+  kOp,      // 1 all_gather_gemm, 2 gemm_reduce_scatter
+  kValid,   // 1 when the rank's own checks passed
+  kRows,    // m_local
+  kCols,    // k (all-gather) or n (reduce-scatter)
+  kDtype,   // A's (all-gather) or C's (reduce-scatter)
+  kLayout,  // A's or C's storage order
+  kAlpha,   // reduce-scatter: alpha's bits (all-gather: 0)
   kWords
 };
-constexpr std::array<const char*, kWords> kWordNames = {"the operation",
-                                                        "valid arguments",
-                                                        "m",
-                                                        "n",
-                                                        "k",
-                                                        "A's dtype",
-                                                        "C's dtype",
-                                                        "the storage order of what the ring moves"};
 using Descriptor = std::array<std::int64_t, kWords>;
 
-Descriptor descriptor(std::int64_t op, std::int64_t m, std::int64_t n, std::int64_t k, DType in,
-                      DType out, Layout moved) {
+const char* word_name(std::int64_t op, int w) {
+  const bool gather = op == 1;
+  switch (w) {
+    case kOp:
+      return "the operation";
+    case kValid:
+      return "valid arguments";
+    case kRows:
+      return "m_local";
+    case kCols:
+      return gather ? "k" : "n";
+    case kDtype:
+      return gather ? "A's dtype" : "C's dtype";
+    case kLayout:
+      return gather ? "A's storage order" : "C's storage order";
+    default:
+      return "alpha";
+  }
+}
+
+Descriptor descriptor(std::int64_t op, std::int64_t rows, std::int64_t cols, DType moved,
+                      Layout layout, float alpha) {
+  std::uint32_t alpha_bits = 0;
+  std::memcpy(&alpha_bits, &alpha, sizeof alpha_bits);
   return {op,
           1,
-          m,
-          n,
-          k,
-          static_cast<std::int64_t>(in),
-          static_cast<std::int64_t>(out),
-          static_cast<std::int64_t>(moved)};
+          rows,
+          cols,
+          static_cast<std::int64_t>(moved),
+          static_cast<std::int64_t>(layout),
+          static_cast<std::int64_t>(alpha_bits)};
 }
 
 Status nccl_error(std::string_view op, const char* call, ncclResult_t r) {
   return {StatusCode::kCudaError,
-          std::string(op) + ": " + call + " failed: " + ncclGetErrorString(r)};
+          std::string(op) + ": " + call + " failed: " + ncclGetErrorString(r) +
+              (r == ncclInProgress ? " (a non-blocking communicator: tcgemm_dist needs a "
+                                     "blocking one, NCCL's default)"
+                                   : "")};
 }
 
 Status cuda_error(std::string_view op, const char* call, cudaError_t e) {
@@ -210,13 +229,20 @@ Status check_peers(std::string_view op, Context::State& st, const Descriptor& mi
               std::string(op) + ": rank " + std::to_string(r) + "'s arguments are invalid"};
     }
   }
+  // A word as the message shows it (alpha as the float it holds).
+  const auto shown = [&](int rank, int w) {
+    if (w != kAlpha) return std::to_string(word(rank, w));
+    const auto bits = static_cast<std::uint32_t>(word(rank, w));
+    float alpha = 0.0f;
+    std::memcpy(&alpha, &bits, sizeof alpha);
+    return std::to_string(alpha);
+  };
   for (int r = 1; r < st.size; ++r) {
     for (int w = 0; w < kWords; ++w) {
       if (word(r, w) != word(0, w)) {
-        return {StatusCode::kInvalidValue, std::string(op) + ": ranks disagree on " +
-                                               kWordNames[w] + ": rank " + std::to_string(r) +
-                                               " has " + std::to_string(word(r, w)) + ", rank 0 " +
-                                               std::to_string(word(0, w))};
+        return {StatusCode::kInvalidValue,
+                std::string(op) + ": ranks disagree on " + word_name(mine[kOp], w) + ": rank " +
+                    std::to_string(r) + " has " + shown(r, w) + ", rank 0 " + shown(0, w)};
       }
     }
   }
@@ -279,6 +305,36 @@ class DeviceScope {
   bool set_ = false;
 };
 
+// The caller's stream belongs to the Context's device (a rank's own check,
+// part of the exchange's verdict).
+Status check_stream_device(std::string_view op, const Context::State& st, cudaStream_t stream) {
+  if (stream == nullptr) return Status::success();
+  int device = -1;
+  if (cudaStreamGetDevice(stream, &device) != cudaSuccess || device != st.device) {
+    cudaGetLastError();
+    return {StatusCode::kInvalidValue, std::string(op) +
+                                           ": stream is not a stream of the communicator's "
+                                           "device " +
+                                           std::to_string(st.device)};
+  }
+  return Status::success();
+}
+
+// check_peers' host synchronization cannot be captured into a CUDA graph:
+// such a call is refused before the exchange (every rank of a captured
+// step is being captured alike).
+Status check_capture(std::string_view op, cudaStream_t stream, const DistOptions& options) {
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  if (options.check_peers && cudaStreamIsCapturing(stream, &capture) == cudaSuccess &&
+      capture != cudaStreamCaptureStatusNone) {
+    return {StatusCode::kInvalidValue,
+            std::string(op) +
+                ": check_peers synchronizes the host, which a stream being "
+                "captured into a CUDA graph cannot: turn it off to capture"};
+  }
+  return Status::success();
+}
+
 // One step's transfers: send `count` elements to the next rank, receive as
 // many from the previous, as one NCCL group (always closed).
 Status post_pair(std::string_view op, Context::State& st, const void* send, void* receive,
@@ -321,7 +377,9 @@ Status all_gather_gemm(Context& ctx, const AllGatherGemmArgs& args, const DistOp
   };
   const auto slot_view = [&](int s) { return MatrixRef{slot(s), in, a_layout, slot_ld, 0}; };
 
+  if (Status s = check_capture(kOp, args.stream, options); !s.ok()) return s;
   Status local = validate(args, p);
+  if (local.ok()) local = check_stream_device(kOp, st, args.stream);
   if (local.ok()) {
     std::vector<GemmArgs> shards{shard(args.a_shard, r)};
     for (int step = 1; step < p; ++step) {
@@ -330,7 +388,7 @@ Status all_gather_gemm(Context& ctx, const AllGatherGemmArgs& args, const DistOp
     }
     local = check_shards(kOp, shards, options.gemm);
   }
-  const Descriptor mine = descriptor(1, args.m_local, args.n, args.k, in, args.c.dtype, a_layout);
+  const Descriptor mine = descriptor(1, args.m_local, args.k, in, a_layout, 0.0f);
   if (Status s = agree(kOp, ctx, options, local, mine); !s.ok()) return s;
 
   std::size_t event = 0;
@@ -362,6 +420,7 @@ Status all_gather_gemm(Context& ctx, const AllGatherGemmArgs& args, const DistOp
   // args.stream completes after the ring's last transfer (the copy-in at
   // P = 1), on an error too: nothing the call posted outlives it.
   const Status join = st.order(kOp, event++, st.stream, args.stream);
+  if (!join.ok()) cudaStreamSynchronize(st.stream);  // no event to join by: wait here
   return status.ok() ? join : status;
 }
 
@@ -394,7 +453,9 @@ Status gemm_reduce_scatter(Context& ctx, const GemmReduceScatterArgs& args,
   const std::int64_t ld = tight_ld(args.c.layout, m_local, args.n);
   const auto tight = [&](void* ptr) { return MutableMatrixRef{ptr, out, args.c.layout, ld, 0}; };
 
+  if (Status s = check_capture(kOp, args.stream, options); !s.ok()) return s;
   Status local = validate(args, p);
+  if (local.ok()) local = check_stream_device(kOp, st, args.stream);
   if (local.ok()) {
     std::vector<GemmArgs> shards;
     if (p == 1) {
@@ -407,17 +468,25 @@ Status gemm_reduce_scatter(Context& ctx, const GemmReduceScatterArgs& args,
     }
     local = check_shards(kOp, shards, options.gemm);
   }
-  const Descriptor mine =
-      descriptor(2, args.m, args.n, args.k_local, args.a_shard.dtype, out, args.c.layout);
-  if (Status s = agree(kOp, ctx, options, local, mine); !s.ok()) return s;
-  if (p == 1) return gemm(block_gemm(r, args.c, args.beta), options.gemm);
-
+  // The scratch before the exchange, so that a rank out of memory says so
+  // to the others instead of leaving them in the ring.
   void* scratch = args.workspace;
   void* owned = nullptr;
-  if (args.workspace_bytes < need) {
-    TCGEMM_DIST_CUDA(kOp, cudaMallocAsync(&owned, need, args.stream));
+  if (local.ok() && p > 1 && args.workspace_bytes < need) {
+    if (const cudaError_t e = cudaMallocAsync(&owned, need, args.stream); e != cudaSuccess) {
+      cudaGetLastError();
+      owned = nullptr;
+      local = cuda_error(kOp, "cudaMallocAsync", e);
+    }
     scratch = owned;
   }
+  const Descriptor mine = descriptor(2, m_local, args.n, out, args.c.layout, args.alpha);
+  if (Status s = agree(kOp, ctx, options, local, mine); !s.ok()) {
+    if (owned != nullptr) cudaFreeAsync(owned, args.stream);
+    return s;
+  }
+  if (p == 1) return gemm(block_gemm(r, args.c, args.beta), options.gemm);
+
   const auto buffer = [&](int i) { return static_cast<char*>(scratch) + i * buffer_bytes; };
   const std::int64_t inner = args.c.layout == Layout::kRowMajor ? args.n : m_local;
   const std::int64_t outer = args.c.layout == Layout::kRowMajor ? m_local : args.n;
@@ -464,7 +533,11 @@ Status gemm_reduce_scatter(Context& ctx, const GemmReduceScatterArgs& args,
   // args.stream completes after every transfer the call posted, on an error
   // too, so that the scratch is freed (and the caller's buffers released)
   // only after NCCL is done with them.
-  if (Status join = st.order(kOp, event++, st.stream, args.stream); status.ok()) status = join;
+  if (Status join = st.order(kOp, event++, st.stream, args.stream); !join.ok()) {
+    // No event to join by: wait for the ring on the host instead.
+    cudaStreamSynchronize(st.stream);
+    if (status.ok()) status = join;
+  }
   if (owned != nullptr) {
     if (const cudaError_t e = cudaFreeAsync(owned, args.stream); e != cudaSuccess && status.ok()) {
       status = cuda_error(kOp, "cudaFreeAsync", e);

@@ -89,35 +89,78 @@ std::vector<std::uint8_t> host_copy(const DeviceBuffer& d) {
   return h;
 }
 
-// How a case stores its operands: A's storage order (all-gather), C's, the
-// padding of C's leading dimension past tight, beta, and whether the
-// reduce-scatter gets a workspace (else it allocates its own).
+// How a case stores its operands: A's storage order, C's and its dtype,
+// the padding of C's leading dimension past tight, beta, and whether the
+// reduce-scatter gets a workspace (else it allocates its own). fp32 C is
+// checked element for element; bf16 C (whose sums round) within bf16's
+// tolerance.
 struct Storage {
   Layout a = Layout::kRowMajor;
   Layout c = Layout::kRowMajor;
+  DType out = DType::kFP32;
   std::int64_t c_pad = 0;
   float beta = 0.0f;
   bool workspace = false;
 };
 
-// Integers in [-3, 3] as fp32 C, `count` elements.
-DeviceBuffer integer_c(std::int64_t count) {
-  std::vector<float> host(static_cast<std::size_t>(count));
-  for (std::size_t i = 0; i < host.size(); ++i) host[i] = static_cast<float>(i % 7) - 3.0f;
-  DeviceBuffer d(host.size() * sizeof(float));
-  TCGEMM_CHECK_CUDA(cudaMemcpy(d.get(), host.data(), d.bytes(), cudaMemcpyHostToDevice));
-  return d;
+// `count` elements of C: integers in [-3, 3] (beta != 0: C is read), else
+// poison, so an element the call does not write fails the check.
+void fill_c(const DeviceBuffer& c, std::int64_t count, DType t, bool integers) {
+  if (!integers) {
+    tcgemm::testing::fill_poison(c.get(), t, count);
+    return;
+  }
+  std::vector<float> values(static_cast<std::size_t>(count));
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i % 7) - 3.0f;
+  if (t == DType::kFP32) {
+    TCGEMM_CHECK_CUDA(
+        cudaMemcpy(c.get(), values.data(), values.size() * 4, cudaMemcpyHostToDevice));
+    return;
+  }
+  std::vector<__nv_bfloat16> host(values.size());
+  for (std::size_t i = 0; i < host.size(); ++i) host[i] = __float2bfloat16(values[i]);
+  TCGEMM_CHECK_CUDA(cudaMemcpy(c.get(), host.data(), host.size() * 2, cudaMemcpyHostToDevice));
 }
 
 std::int64_t ld_of(Layout layout, std::int64_t rows, std::int64_t cols, std::int64_t pad) {
   return (layout == Layout::kRowMajor ? cols : rows) + pad;
 }
 
-// The all-gather GEMM of `ranks` shards of m_local rows: every rank holds
-// the whole A (so it can check), passes its own rows as the shard, and
-// multiplies by its own B; C (M x N, fp32) must equal the reference of all
-// of A times that B (+ beta x C), and each slot of gathered_a the rows of A
-// it stands for. With beta = 0 the call runs twice on one Context.
+// A copy of rows [row0, row0 + rows) and columns [col0, col0 + cols) of the
+// bf16 matrix `from` (its storage order, ld), in the same order with a tight
+// ld: a rank's own shard, in memory of its own, so that nothing the call
+// reads aliases the whole matrix the check keeps.
+DeviceBuffer block_copy(const DeviceBuffer& from, Layout layout, std::int64_t ld, std::int64_t row0,
+                        std::int64_t rows, std::int64_t col0, std::int64_t cols) {
+  const bool row_major = layout == Layout::kRowMajor;
+  const std::int64_t width = (row_major ? cols : rows) * 2;
+  const std::int64_t height = row_major ? rows : cols;
+  const std::int64_t first = row_major ? row0 * ld + col0 : col0 * ld + row0;
+  DeviceBuffer d(static_cast<std::size_t>(rows * cols) * 2);
+  TCGEMM_CHECK_CUDA(cudaMemcpy2D(d.get(), width, static_cast<const char*>(from.get()) + first * 2,
+                                 ld * 2, width, height, cudaMemcpyDeviceToDevice));
+  return d;
+}
+
+void expect_matches(int rank, const GemmArgs& args, const DeviceBuffer& ref, DType out) {
+  const tcgemm::testing::ErrorStats e =
+      tcgemm::testing::compare(args, static_cast<const float*>(ref.get()));
+  EXPECT_EQ(e.nonfinite, 0) << "rank " << rank << ": elements of C not written";
+  if (out == DType::kFP32) {
+    EXPECT_EQ(e.max_abs, 0.0) << "rank " << rank << ": at (" << e.max_row << ", " << e.max_col
+                              << ")";
+  } else {
+    EXPECT_TRUE(e.passed(tcgemm::testing::tolerance_for(out)))
+        << "rank " << rank << ": rel " << e.rel_fro;
+  }
+}
+
+// The all-gather GEMM of `ranks` shards of m_local rows: every rank keeps
+// the whole A for the check and passes a copy of its own rows as the shard,
+// multiplied by its own B; C (M x N) must equal the reference of all of A
+// times that B (+ beta x C), and each slot of gathered_a the rows of A it
+// stands for. With beta = 0 the call runs twice on one Context, C and
+// gathered_a poisoned again before the second.
 void check_all_gather(int rank, Context& ctx, int ranks, const Storage& st) {
   constexpr std::int64_t kMLocal = 136;
   constexpr std::int64_t kN = 264;
@@ -127,17 +170,19 @@ void check_all_gather(int rank, Context& ctx, int ranks, const Storage& st) {
   const std::int64_t lda = a_row ? kK : m;
   DeviceBuffer a = small_integers(m * kK, 0xa11);          // the same everywhere
   DeviceBuffer b = small_integers(kK * kN, 0xb00 + rank);  // column-major K x N, this rank's
+  DeviceBuffer a_shard = block_copy(a, st.a, lda, rank * kMLocal, kMLocal, 0, kK);
   const std::int64_t ldc = ld_of(st.c, m, kN, st.c_pad);
   const std::int64_t c_span = tcgemm::testing::span_elements(m, kN, st.c, ldc);
-  DeviceBuffer c = st.beta != 0.0f ? integer_c(c_span) : poisoned(c_span, DType::kFP32);
+  DeviceBuffer c(static_cast<std::size_t>(c_span) * tcgemm::size_of(st.out));
   DeviceBuffer gathered(static_cast<std::size_t>(m * kK) * 2);
+  fill_c(c, c_span, st.out, st.beta != 0.0f);
   GemmArgs whole;
   whole.m = m;
   whole.n = kN;
   whole.k = kK;
   whole.a = {a.get(), DType::kBF16, st.a, lda, 0};
   whole.b = {b.get(), DType::kBF16, Layout::kColMajor, kK, 0};
-  whole.c = {c.get(), DType::kFP32, st.c, ldc, 0};
+  whole.c = {c.get(), st.out, st.c, ldc, 0};
   whole.beta = st.beta;
   DeviceBuffer ref(static_cast<std::size_t>(m * kN) * sizeof(float));
   tcgemm::testing::reference_gemm(whole, static_cast<float*>(ref.get()));
@@ -148,21 +193,20 @@ void check_all_gather(int rank, Context& ctx, int ranks, const Storage& st) {
   args.m_local = kMLocal;
   args.n = kN;
   args.k = kK;
-  const std::int64_t shard_offset = a_row ? rank * kMLocal * kK : rank * kMLocal;
-  args.a_shard = {static_cast<const char*>(a.get()) + shard_offset * 2, DType::kBF16, st.a, lda, 0};
+  args.a_shard = {a_shard.get(), DType::kBF16, st.a, a_row ? kK : kMLocal, 0};
   args.b = whole.b;
   args.c = whole.c;
   args.beta = st.beta;
   args.gathered_a = gathered.get();
   for (int call = 0; call < (st.beta == 0.0f ? 2 : 1); ++call) {
+    fill_c(c, c_span, st.out, st.beta != 0.0f);
+    tcgemm::testing::fill_poison(gathered.get(), DType::kBF16, m * kK);
+    TCGEMM_CHECK_CUDA(cudaDeviceSynchronize());
     const Status s = tcgemm::dist::all_gather_gemm(ctx, args);
     ASSERT_TRUE(s.ok()) << "rank " << rank << ": " << s.message;
   }
   TCGEMM_CHECK_CUDA(cudaDeviceSynchronize());
-  const tcgemm::testing::ErrorStats e =
-      tcgemm::testing::compare(whole, static_cast<const float*>(ref.get()));
-  EXPECT_EQ(e.nonfinite, 0) << "rank " << rank << ": elements of C not written";
-  EXPECT_EQ(e.max_abs, 0.0) << "rank " << rank << ": at (" << e.max_row << ", " << e.max_col << ")";
+  expect_matches(rank, whole, ref, st.out);
   // Slot s: rows [s m_local, (s + 1) m_local) of A, tight in A's order.
   const std::vector<std::uint8_t> a_host = host_copy(a);
   const std::vector<std::uint8_t> g_host = host_copy(gathered);
@@ -180,29 +224,35 @@ void check_all_gather(int rank, Context& ctx, int ranks, const Storage& st) {
   EXPECT_EQ(wrong, 0) << "rank " << rank << ": elements of gathered_a that are not A's";
 }
 
-// The reduce-scatter GEMM over K = ranks x k_local: every rank holds all of
-// A and B and passes its K slice of each; rank r's C (its m_local rows,
-// fp32, + beta x a C of integers) must equal the reference of those rows of
-// A x B + beta x C. Without beta the call runs twice on one Context.
+// The reduce-scatter GEMM over K = ranks x k_local: every rank keeps all of
+// A and B for the check and passes copies of its K slice of each; rank r's
+// C (its m_local rows, + beta x a C of integers) must equal the reference of
+// those rows of A x B + beta x C. Without beta the call runs twice on one
+// Context, C poisoned again before the second.
 void check_reduce_scatter(int rank, Context& ctx, int ranks, const Storage& st) {
   constexpr std::int64_t kMLocal = 120;
   constexpr std::int64_t kN = 136;
   constexpr std::int64_t kKLocal = 72;
   const std::int64_t m = kMLocal * ranks;
   const std::int64_t k = kKLocal * ranks;
-  DeviceBuffer a = small_integers(m * k, 0xa22);   // row-major M x K
+  const bool a_row = st.a == Layout::kRowMajor;
+  const std::int64_t lda = a_row ? k : m;
+  DeviceBuffer a = small_integers(m * k, 0xa22);   // M x K in st.a's order
   DeviceBuffer b = small_integers(k * kN, 0xb22);  // column-major K x N
+  DeviceBuffer a_shard = block_copy(a, st.a, lda, 0, m, rank * kKLocal, kKLocal);
+  DeviceBuffer b_shard = block_copy(b, Layout::kColMajor, k, rank * kKLocal, kKLocal, 0, kN);
   const std::int64_t ldc = ld_of(st.c, kMLocal, kN, st.c_pad);
   const std::int64_t c_span = tcgemm::testing::span_elements(kMLocal, kN, st.c, ldc);
-  DeviceBuffer c = st.beta != 0.0f ? integer_c(c_span) : poisoned(c_span, DType::kFP32);
+  DeviceBuffer c(static_cast<std::size_t>(c_span) * tcgemm::size_of(st.out));
+  fill_c(c, c_span, st.out, st.beta != 0.0f);
   GemmArgs mine;  // this rank's rows of the whole product, for the reference
   mine.m = kMLocal;
   mine.n = kN;
   mine.k = k;
-  mine.a = {static_cast<const char*>(a.get()) + rank * kMLocal * k * 2, DType::kBF16,
-            Layout::kRowMajor, k, 0};
+  const std::int64_t rows_offset = a_row ? rank * kMLocal * k : rank * kMLocal;
+  mine.a = {static_cast<const char*>(a.get()) + rows_offset * 2, DType::kBF16, st.a, lda, 0};
   mine.b = {b.get(), DType::kBF16, Layout::kColMajor, k, 0};
-  mine.c = {c.get(), DType::kFP32, st.c, ldc, 0};
+  mine.c = {c.get(), st.out, st.c, ldc, 0};
   mine.beta = st.beta;
   DeviceBuffer ref(static_cast<std::size_t>(kMLocal * kN) * sizeof(float));
   tcgemm::testing::reference_gemm(mine, static_cast<float*>(ref.get()));
@@ -213,10 +263,8 @@ void check_reduce_scatter(int rank, Context& ctx, int ranks, const Storage& st) 
   args.m_local = kMLocal;
   args.n = kN;
   args.k_local = kKLocal;
-  args.a_shard = {static_cast<const char*>(a.get()) + rank * kKLocal * 2, DType::kBF16,
-                  Layout::kRowMajor, k, 0};
-  args.b_shard = {static_cast<const char*>(b.get()) + rank * kKLocal * 2, DType::kBF16,
-                  Layout::kColMajor, k, 0};
+  args.a_shard = {a_shard.get(), DType::kBF16, st.a, a_row ? kKLocal : m, 0};
+  args.b_shard = {b_shard.get(), DType::kBF16, Layout::kColMajor, kKLocal, 0};
   args.c = mine.c;
   args.beta = st.beta;
   DeviceBuffer workspace;
@@ -227,21 +275,22 @@ void check_reduce_scatter(int rank, Context& ctx, int ranks, const Storage& st) 
     args.workspace_bytes = bytes;
   }
   for (int call = 0; call < (st.beta == 0.0f ? 2 : 1); ++call) {
+    fill_c(c, c_span, st.out, st.beta != 0.0f);
+    TCGEMM_CHECK_CUDA(cudaDeviceSynchronize());
     const Status s = tcgemm::dist::gemm_reduce_scatter(ctx, args);
     ASSERT_TRUE(s.ok()) << "rank " << rank << ": " << s.message;
   }
   TCGEMM_CHECK_CUDA(cudaDeviceSynchronize());
-  const tcgemm::testing::ErrorStats e =
-      tcgemm::testing::compare(mine, static_cast<const float*>(ref.get()));
-  EXPECT_EQ(e.nonfinite, 0) << "rank " << rank;
-  EXPECT_EQ(e.max_abs, 0.0) << "rank " << rank << ": at (" << e.max_row << ", " << e.max_col << ")";
+  expect_matches(rank, mine, ref, st.out);
 }
 
-// The storage cases every test runs: tight row-major, then column-major A
-// and C with C's ld padded, beta = 2 and a caller's workspace.
+// The storage cases every test runs: tight row-major with fp32 C; then
+// column-major A and C with C's ld padded, beta = 2 and a caller's
+// workspace; then bf16 C (the sums travel in bf16).
 const Storage kStorages[] = {
     Storage{},
-    Storage{Layout::kColMajor, Layout::kColMajor, 8, 2.0f, true},
+    Storage{Layout::kColMajor, Layout::kColMajor, DType::kFP32, 8, 2.0f, true},
+    Storage{Layout::kRowMajor, Layout::kRowMajor, DType::kBF16, 0, 0.0f, false},
 };
 
 class DistGpu : public HopperTest {};
@@ -274,28 +323,97 @@ TEST_F(DistGpu, EveryRankOfGemmReduceScatterMatchesTheWholeProduct) {
   }
 }
 
-// Rank 1 is called with another K: every rank returns kInvalidValue naming
-// it, and no rank's C changes.
-TEST_F(DistGpu, RanksThatDisagreeAllGetTheError) {
+// One rank's reduce-scatter call of a mismatch test: 64 rows a rank, K of
+// 64 a rank, its own buffers sized by its own arguments.
+struct ScatterCall {
+  std::int64_t n = 64;
+  DType out = DType::kFP32;
+  float alpha = 1.0f;
+  bool bad_lda = false;  // an lda below K: the rank's own arguments are invalid
+};
+
+// Every rank calls with its own `call(rank)`; every rank must return
+// kInvalidValue with `needle(rank)` in the message, and no rank's C change.
+void expect_refused(const std::function<ScatterCall(int)>& call,
+                    const std::function<std::string(int)>& needle) {
   const int ranks = device_count();
-  if (ranks < 2) GTEST_SKIP() << "one GPU: a mismatch needs two ranks";
-  on_ranks(ranks, [](int rank, Context& ctx) {
-    const std::int64_t k = rank == 1 ? 200 : 192;
-    DeviceBuffer a = small_integers(64 * ctx.size() * k, 1);  // M x K_local, M = 64 x ranks
-    DeviceBuffer b = small_integers(k * 64, 2);
-    DeviceBuffer c = poisoned(64 * 64, DType::kFP32);
+  on_ranks(ranks, [&](int rank, Context& ctx) {
+    const ScatterCall mine = call(rank);
+    constexpr std::int64_t kMLocal = 64;
+    constexpr std::int64_t kKLocal = 64;
+    const std::int64_t m = kMLocal * ctx.size();
+    DeviceBuffer a = small_integers(m * kKLocal, 1);
+    DeviceBuffer b = small_integers(kKLocal * mine.n, 2);
+    DeviceBuffer c = poisoned(kMLocal * mine.n, mine.out);
     GemmReduceScatterArgs args;
-    args.m = 64 * ctx.size();
-    args.m_local = 64;
-    args.n = 64;
-    args.k_local = k;
-    args.a_shard = {a.get(), DType::kBF16, Layout::kRowMajor, k, 0};
-    args.b_shard = {b.get(), DType::kBF16, Layout::kColMajor, k, 0};
-    args.c = {c.get(), DType::kFP32, Layout::kColMajor, 64, 0};
+    args.m = m;
+    args.m_local = kMLocal;
+    args.n = mine.n;
+    args.k_local = kKLocal;
+    args.a_shard = {a.get(), DType::kBF16, Layout::kRowMajor, mine.bad_lda ? 32 : kKLocal, 0};
+    args.b_shard = {b.get(), DType::kBF16, Layout::kColMajor, kKLocal, 0};
+    args.c = {c.get(), mine.out, Layout::kColMajor, kMLocal, 0};
+    args.alpha = mine.alpha;
     const std::vector<std::uint8_t> before = host_copy(c);
     const Status s = tcgemm::dist::gemm_reduce_scatter(ctx, args);
     EXPECT_EQ(s.code, StatusCode::kInvalidValue) << "rank " << rank << ": " << s.message;
-    EXPECT_NE(s.message.find("ranks disagree on k"), std::string::npos) << s.message;
+    EXPECT_NE(s.message.find(needle(rank)), std::string::npos)
+        << "rank " << rank << ": " << s.message;
+    TCGEMM_CHECK_CUDA(cudaDeviceSynchronize());
+    EXPECT_EQ(host_copy(c), before) << "rank " << rank << ": C changed";
+  });
+}
+
+// Ranks that differ in what the ring moves all get the error naming it,
+// with C untouched; so do ranks whose peer's own arguments are invalid.
+TEST_F(DistGpu, RanksThatDisagreeAllGetTheError) {
+  if (device_count() < 2) GTEST_SKIP() << "one GPU: a mismatch needs two ranks";
+  const auto everyone = [](const char* text) { return [text](int) { return std::string(text); }; };
+  expect_refused([](int r) { return ScatterCall{r == 1 ? 128 : 64}; },
+                 everyone("ranks disagree on n: rank 1 has 128, rank 0 64"));
+  expect_refused(
+      [](int r) {
+        return ScatterCall{64, r == 1 ? DType::kBF16 : DType::kFP32};
+      },
+      everyone("ranks disagree on C's dtype"));
+  expect_refused(
+      [](int r) {
+        return ScatterCall{64, DType::kFP32, r == 1 ? 2.0f : 1.0f};
+      },
+      everyone("ranks disagree on alpha"));
+  expect_refused(
+      [](int r) {
+        return ScatterCall{64, DType::kFP32, 1.0f, r == 1};
+      },
+      [](int r) { return r == 1 ? std::string("lda=32") : "rank 1's arguments are invalid"; });
+}
+
+// The all-gather's shards must agree in K.
+TEST_F(DistGpu, AllGatherRanksThatDisagreeInKAllGetTheError) {
+  if (device_count() < 2) GTEST_SKIP() << "one GPU: a mismatch needs two ranks";
+  on_ranks(device_count(), [](int rank, Context& ctx) {
+    const std::int64_t k = rank == 1 ? 200 : 192;
+    constexpr std::int64_t kMLocal = 64;
+    const std::int64_t m = kMLocal * ctx.size();
+    DeviceBuffer a = small_integers(kMLocal * k, 1);
+    DeviceBuffer b = small_integers(k * 64, 2);
+    DeviceBuffer c = poisoned(m * 64, DType::kFP32);
+    DeviceBuffer gathered(static_cast<std::size_t>(m * k) * 2);
+    AllGatherGemmArgs args;
+    args.m = m;
+    args.m_local = kMLocal;
+    args.n = 64;
+    args.k = k;
+    args.a_shard = {a.get(), DType::kBF16, Layout::kRowMajor, k, 0};
+    args.b = {b.get(), DType::kBF16, Layout::kColMajor, k, 0};
+    args.c = {c.get(), DType::kFP32, Layout::kRowMajor, 64, 0};
+    args.gathered_a = gathered.get();
+    const std::vector<std::uint8_t> before = host_copy(c);
+    const Status s = tcgemm::dist::all_gather_gemm(ctx, args);
+    EXPECT_EQ(s.code, StatusCode::kInvalidValue) << "rank " << rank << ": " << s.message;
+    EXPECT_NE(s.message.find("ranks disagree on k: rank 1 has 200, rank 0 192"), std::string::npos)
+        << s.message;
+    TCGEMM_CHECK_CUDA(cudaDeviceSynchronize());
     EXPECT_EQ(host_copy(c), before) << "rank " << rank << ": C changed";
   });
 }
