@@ -171,6 +171,9 @@ Status validate(const GemmArgs& args) {
   if (args.m < 0) return invalid("m=" + std::to_string(args.m) + " is negative");
   if (args.n < 0) return invalid("n=" + std::to_string(args.n) + " is negative");
   if (args.k < 0) return invalid("k=" + std::to_string(args.k) + " is negative");
+  if (args.sm_count < 0) {
+    return invalid("sm_count=" + std::to_string(args.sm_count) + " is negative");
+  }
   if (args.batch_count < 1) {
     return invalid("batch_count=" + std::to_string(args.batch_count) + " must be >= 1");
   }

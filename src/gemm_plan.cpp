@@ -57,7 +57,7 @@ Status GemmPlan::create(const GemmArgs& args, const GemmOptions& options, GemmPl
   }
   if (choice.kernel->name == "prod-skinny") {
     prod::DeviceModel model;
-    if (Status s = kernels::prod::device_model(&model); !s.ok()) return s;
+    if (Status s = kernels::prod::device_model(args, &model); !s.ok()) return s;
     state->skinny = prod::skinny_shape(args, model.sm_count);
     state->kind = State::Kind::kSkinny;
     state->description.kernel = std::string(choice.kernel->name);

@@ -95,6 +95,12 @@ struct DistOptions {
   bool check_peers = true;
   // Passed to every shard GEMM (a named kernel, batch-invariant mode).
   GemmOptions gemm;
+  // The SMs a shard GEMM that runs while a transfer is in flight may use
+  // (GemmArgs::sm_count), 0 for all: the production kernels are persistent
+  // and fill every SM, so NCCL's kernels may otherwise wait for a GEMM to
+  // end. The other shard GEMMs (the all-gather's last, the reduce-scatter's
+  // first) use every SM. >= 0; not yet measured (docs/distributed.md).
+  int gemm_sms = 0;
 };
 
 // all_gather_gemm's problem as one rank sees it; P = the communicator's size.

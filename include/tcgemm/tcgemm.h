@@ -108,6 +108,15 @@ struct GemmArgs {
   // that needs one is kNotSupported without it.
   void* workspace = nullptr;
   std::size_t workspace_bytes = 0;
+  // The most SMs the GEMM may keep busy at once, 0 for all the device has
+  // (cuBLASLt's CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET): the production
+  // family sizes its persistent grid to that many SMs' CTAs and chooses its
+  // config and split as for a device of that many SMs (the tuned table,
+  // measured on the whole device, is not consulted), leaving the other SMs
+  // to kernels that run beside it, e.g. NCCL's (tcgemm/dist.h). Larger
+  // than the device: the whole device. Ladder kernels named in GemmOptions
+  // ignore it. >= 0.
+  int sm_count = 0;
 };
 
 // Options that do not change the mathematical result.

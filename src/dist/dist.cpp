@@ -365,15 +365,18 @@ Status all_gather_gemm(Context& ctx, const AllGatherGemmArgs& args, const DistOp
   const Layout a_layout = args.a_shard.layout;
   const std::int64_t slot_ld = tight_ld(a_layout, args.m_local, args.k);
   const auto slot = [&](int s) { return offset(args.gathered_a, s * shard_elements, in); };
-  // The shard GEMM of shard s (A from `a`): its rows of C.
-  const auto shard = [&](MatrixRef a, int s) {
+  // The shard GEMM of step `step` (A from `a`, shard s): its rows of C, on
+  // gemm_sms SMs while a transfer runs beside it (every step but the last).
+  const auto shard = [&](MatrixRef a, int s, int step) {
     MutableMatrixRef c = args.c;
     c.ptr =
         offset(args.c.ptr,
                row_block_offset(args.c.layout == Layout::kRowMajor, args.c.ld, s * args.m_local),
                args.c.dtype);
-    return shard_gemm(args.m_local, args.n, args.k, a, args.b, c, args.alpha, args.beta,
-                      args.stream);
+    GemmArgs g =
+        shard_gemm(args.m_local, args.n, args.k, a, args.b, c, args.alpha, args.beta, args.stream);
+    if (step + 1 < p) g.sm_count = options.gemm_sms;
+    return g;
   };
   const auto slot_view = [&](int s) { return MatrixRef{slot(s), in, a_layout, slot_ld, 0}; };
 
@@ -381,10 +384,10 @@ Status all_gather_gemm(Context& ctx, const AllGatherGemmArgs& args, const DistOp
   Status local = validate(args, p);
   if (local.ok()) local = check_stream_device(kOp, st, args.stream);
   if (local.ok()) {
-    std::vector<GemmArgs> shards{shard(args.a_shard, r)};
+    std::vector<GemmArgs> shards{shard(args.a_shard, r, 0)};
     for (int step = 1; step < p; ++step) {
       const int s = gather_shard_at(r, p, step);
-      shards.push_back(shard(slot_view(s), s));
+      shards.push_back(shard(slot_view(s), s, step));
     }
     local = check_shards(kOp, shards, options.gemm);
   }
@@ -405,13 +408,13 @@ Status all_gather_gemm(Context& ctx, const AllGatherGemmArgs& args, const DistOp
                                width, height, cudaMemcpyDeviceToDevice, st.stream));
     // Step 0: the own shard, from the caller's memory, under the first
     // transfer.
-    if (Status s = gemm(shard(args.a_shard, r), options.gemm); !s.ok()) return s;
+    if (Status s = gemm(shard(args.a_shard, r, 0), options.gemm); !s.ok()) return s;
     for (int step = 0; step + 1 < p; ++step) {
       const int arriving = gather_shard_arriving(r, p, step);
       Status s = post_pair(kOp, st, slot(gather_shard_at(r, p, step)), slot(arriving),
                            static_cast<std::size_t>(shard_elements), in);
       if (s.ok()) s = st.order(kOp, event++, st.stream, args.stream);
-      if (s.ok()) s = gemm(shard(slot_view(arriving), arriving), options.gemm);
+      if (s.ok()) s = gemm(shard(slot_view(arriving), arriving, step + 1), options.gemm);
       if (!s.ok()) return s;
     }
     return Status::success();
@@ -437,14 +440,18 @@ Status gemm_reduce_scatter(Context& ctx, const GemmReduceScatterArgs& args,
   const std::int64_t m_local = args.m_local;
   const DType out = args.c.dtype;
   const bool a_row_major = args.a_shard.layout == Layout::kRowMajor;
-  // The partial product of row block b, into `c`.
-  const auto block_gemm = [&](int b, MutableMatrixRef c, float beta) {
+  // The partial product of row block b, into `c`, on `sms` SMs (0: all).
+  const auto block_gemm = [&](int b, MutableMatrixRef c, float beta, int sms) {
     MatrixRef a = args.a_shard;
     a.ptr = offset(args.a_shard.ptr, row_block_offset(a_row_major, args.a_shard.ld, b * m_local),
                    args.a_shard.dtype);
-    return shard_gemm(m_local, args.n, args.k_local, a, args.b_shard, c, args.alpha, beta,
-                      args.stream);
+    GemmArgs g = shard_gemm(m_local, args.n, args.k_local, a, args.b_shard, c, args.alpha, beta,
+                            args.stream);
+    g.sm_count = sms;
+    return g;
   };
+  // Steps after the first run while the previous step's sum travels.
+  const auto step_sms = [&](int step) { return step > 0 ? options.gemm_sms : 0; };
   // Scratch: partial products in slots 0, 1; received sums in slots 2, 3;
   // each m_local x N in C's storage order, tight. (The shard checks need
   // only the slots' alignment: a stand-in base of the workspace's.)
@@ -459,11 +466,12 @@ Status gemm_reduce_scatter(Context& ctx, const GemmReduceScatterArgs& args,
   if (local.ok()) {
     std::vector<GemmArgs> shards;
     if (p == 1) {
-      shards.push_back(block_gemm(r, args.c, args.beta));
+      shards.push_back(block_gemm(r, args.c, args.beta, 0));
     } else {
       void* const stand_in = reinterpret_cast<void*>(kWorkspaceAlignment);
       for (int step = 0; step < p; ++step) {
-        shards.push_back(block_gemm(scatter_block_at(r, p, step), tight(stand_in), 0.0f));
+        shards.push_back(
+            block_gemm(scatter_block_at(r, p, step), tight(stand_in), 0.0f, step_sms(step)));
       }
     }
     local = check_shards(kOp, shards, options.gemm);
@@ -485,7 +493,7 @@ Status gemm_reduce_scatter(Context& ctx, const GemmReduceScatterArgs& args,
     if (owned != nullptr) cudaFreeAsync(owned, args.stream);
     return s;
   }
-  if (p == 1) return gemm(block_gemm(r, args.c, args.beta), options.gemm);
+  if (p == 1) return gemm(block_gemm(r, args.c, args.beta, 0), options.gemm);
 
   const auto buffer = [&](int i) { return static_cast<char*>(scratch) + i * buffer_bytes; };
   const std::int64_t inner = args.c.layout == Layout::kRowMajor ? args.n : m_local;
@@ -500,7 +508,8 @@ Status gemm_reduce_scatter(Context& ctx, const GemmReduceScatterArgs& args,
       void* const partial = buffer(scatter_slot(step));
       // Under the previous step's transfers.
       if (Status s =
-              gemm(block_gemm(scatter_block_at(r, p, step), tight(partial), 0.0f), options.gemm);
+              gemm(block_gemm(scatter_block_at(r, p, step), tight(partial), 0.0f, step_sms(step)),
+                   options.gemm);
           !s.ok()) {
         return s;
       }

@@ -98,6 +98,9 @@ const Entry* find(std::span<const Entry> table, std::string_view device_name,
 
 std::optional<prod::Choice> lookup(std::span<const Entry> table, std::string_view device_name,
                                    const GemmArgs& args) {
+  // The table's times are of the whole device; a call on fewer SMs
+  // (GemmArgs::sm_count) is the heuristic's.
+  if (args.sm_count > 0) return std::nullopt;
   const Entry* entry = find(table, device_name, args);
   if (entry == nullptr) return std::nullopt;
   const std::optional<int> config = config_index(entry->config);

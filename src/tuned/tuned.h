@@ -106,7 +106,8 @@ const Entry* find(std::span<const Entry> table, std::string_view device_name, co
 // layouts of A, B and C, M, N, K, batch_count, and the operand paths and
 // epilogue canonicalize(args) gives. nullopt when there is none, or when the
 // entry names a config no longer in prod::kConfigs (kSkinnyKernel included:
-// no tile choice was fastest) or a k_splits below 1.
+// no tile choice was fastest) or a k_splits below 1; and always when
+// args.sm_count > 0 (the table's times are of the whole device).
 // `args` must have passed validate() with M, N, K >= 1. A binary search on
 // the key; canonicalize() runs only when the sizes match.
 std::optional<prod::Choice> lookup(std::span<const Entry> table, std::string_view device_name,

@@ -61,6 +61,25 @@ TEST_F(GemmApi, DispatcherRunsATnProblemCorrectly) {
   EXPECT_TRUE(MatchesReference(p.args, static_cast<const float*>(ref.get())));
 }
 
+// GemmArgs::sm_count: a persistent grid of at most that many SMs' CTAs
+// still covers every tile (and a split's pieces), whatever the choice.
+TEST_F(GemmApi, AnSmBudgetStillComputesEveryTile) {
+  const ProblemSpec specs[] = {tn(2048, 2048, 512, DType::kBF16, DType::kBF16, 0x9a100020),
+                               tn(64, 4096, 4096, DType::kBF16, DType::kBF16, 0x9a100021),
+                               tn(1000, 1000, 1000, DType::kFP16, DType::kFP32, 0x9a100022)};
+  for (const ProblemSpec& spec : specs) {
+    for (int sms : {1, 15, 66, 100000}) {
+      DeviceProblem p = make_problem(spec);
+      p.args.sm_count = sms;
+      const DeviceBuffer ref = reference_of(p.args);
+      ASSERT_TRUE(IsOk(tcgemm::gemm(p.args))) << describe(spec) << " sm_count " << sms;
+      TCGEMM_CHECK_CUDA(cudaDeviceSynchronize());
+      EXPECT_TRUE(MatchesReference(p.args, static_cast<const float*>(ref.get())))
+          << describe(spec) << " sm_count " << sms;
+    }
+  }
+}
+
 TEST_F(GemmApi, RunsOnTheCallersStream) {
   cudaStream_t stream = nullptr;
   TCGEMM_CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));

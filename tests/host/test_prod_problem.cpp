@@ -265,6 +265,22 @@ TEST(ProdSelect, LargeProblemsTakeTheLargeTileUnsplitAndTinyBatchesTheSmallOne) 
   EXPECT_EQ(config_name(tiny), "prod-64x64");
 }
 
+// GemmArgs::sm_count: the heuristic sees that many SMs, no more.
+TEST(ProdSelect, AnSmBudgetIsADeviceOfThatManySms) {
+  EXPECT_EQ(tcgemm::prod::budgeted(h200_model(), 0).sm_count, 132);
+  EXPECT_EQ(tcgemm::prod::budgeted(h200_model(), 120).sm_count, 120);
+  EXPECT_EQ(tcgemm::prod::budgeted(h200_model(), 500).sm_count, 132);
+  EXPECT_EQ(tcgemm::prod::budgeted(h200_model(), 120).memory_bytes_per_cycle,
+            h200_model().memory_bytes_per_cycle);
+  // 2048^3 in 128 x 256 tiles is 128 tiles: one wave of 132 SMs; on 64 the
+  // estimate is about twice as long.
+  const auto p = tcgemm::prod::canonicalize(problem(2048, 2048, 2048, kRow, kCol, kCol));
+  const double whole = tcgemm::prod::estimate_cycles(p, h200_model(), {0, 1});
+  const double half =
+      tcgemm::prod::estimate_cycles(p, tcgemm::prod::budgeted(h200_model(), 64), {0, 1});
+  EXPECT_GT(half, 1.6 * whole);
+}
+
 TEST(ProdSelect, SmallMSplitsKOnAThinTileAlongTheSmallDimension) {
   for (std::int64_t m : {1, 16, 64}) {
     // C column-major: the caller's M is the kernel's M; C row-major (x @ W^T

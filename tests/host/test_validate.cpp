@@ -151,6 +151,16 @@ TEST(Validate, RejectsNegativeBatchCount) {
   EXPECT_TRUE(InvalidNaming(tcgemm::validate(args), "batch_count"));
 }
 
+TEST(Validate, RejectsANegativeSmBudgetAndAcceptsAnyOther) {
+  GemmArgs a = tn_args();
+  a.sm_count = -1;
+  EXPECT_TRUE(InvalidNaming(tcgemm::validate(a), "sm_count=-1"));
+  for (int sms : {0, 1, 100000}) {
+    a.sm_count = sms;
+    EXPECT_TRUE(Ok(tcgemm::validate(a))) << sms;
+  }
+}
+
 TEST(Validate, RejectsSpanThatOverflows64Bits) {
   // (2^33 - 1) rows of lda = 2^31 elements: the last element's index needs
   // more than 63 bits.

@@ -7,7 +7,9 @@
 //                 ncclReduceScatter of the M x N partial product)
 //   t_baseline    collective then GEMM (all-gather), GEMM then collective
 //                 (reduce-scatter), on one stream
-//   t_overlapped  all_gather_gemm or gemm_reduce_scatter
+//   t_overlapped  all_gather_gemm or gemm_reduce_scatter, once for each
+//                 --gemm-sms value (DistOptions::gemm_sms: the SMs the shard
+//                 GEMMs under a transfer may use, leaving the rest to NCCL)
 //
 // and prints the slowest rank's median of each, the share of the
 // communication hidden, (t_gemm + t_comm - t_overlapped) / t_comm, and
@@ -19,7 +21,8 @@
 // (an exception) leaves the others waiting in NCCL: the run then hangs
 // rather than reporting, as NCCL programs do.
 //
-//   tcgemm-dist-bench [--tp 2,4,8] [--set issue|llm|all] [--iters N] [--csv FILE]
+//   tcgemm-dist-bench [--tp 2,4,8] [--set issue|llm|all] [--gemm-sms 0,124,116]
+//                     [--iters N] [--csv FILE]
 //
 // bf16 inputs and C, A row-major (activations), B column-major (W^T of
 // row-major weights), C row-major. NCCL_NVLS_ENABLE is set to 0 before NCCL
@@ -92,7 +95,8 @@ void check(const tcgemm::Status& s, const char* what) {
 }
 
 struct Times {
-  double gemm = 0, comm = 0, baseline = 0, overlapped = 0;
+  double gemm = 0, comm = 0, baseline = 0;
+  std::vector<double> overlapped;  // per --gemm-sms value
   double error = 0;  // the overlapped C against the check's reference (relative, Frobenius)
   bool ok = true;    // within tolerance, every element finite (and A gathered right)
 };
@@ -120,7 +124,7 @@ double median_ms(cudaStream_t stream, int warmup, int iters, const std::function
 // One rank's run of one projection.
 Times run_rank(const Projection& pr, int rank, int ranks, ncclComm_t comm,
                tcgemm::dist::Context& ctx, cudaStream_t stream, int warmup, int iters,
-               std::barrier<>& sync) {
+               const std::vector<int>& gemm_sms, std::barrier<>& sync) {
   Times t;
   const auto bf16 = [](std::int64_t elements) { return static_cast<std::size_t>(elements) * 2; };
   // All ranks start each measurement together.
@@ -180,8 +184,11 @@ Times run_rank(const Projection& pr, int rank, int ranks, ncclComm_t comm,
       gather();
       check(tcgemm::gemm(g), "gemm");
     });
-    t.overlapped = together(
-        [&] { check(tcgemm::dist::all_gather_gemm(ctx, args, timed), "all_gather_gemm"); });
+    for (const int sms : gemm_sms) {
+      timed.gemm_sms = sms;
+      t.overlapped.push_back(together(
+          [&] { check(tcgemm::dist::all_gather_gemm(ctx, args, timed), "all_gather_gemm"); }));
+    }
   } else {
     const tcgemm::dist::RankShape s = tcgemm::dist::row_parallel(pr.m, pr.n, pr.k, ranks);
     const std::int64_t m_local = pr.m / ranks;
@@ -253,8 +260,12 @@ Times run_rank(const Projection& pr, int rank, int ranks, ncclComm_t comm,
       check(tcgemm::gemm(g), "gemm");
       scatter();
     });
-    t.overlapped = together(
-        [&] { check(tcgemm::dist::gemm_reduce_scatter(ctx, args, timed), "gemm_reduce_scatter"); });
+    for (const int sms : gemm_sms) {
+      timed.gemm_sms = sms;
+      t.overlapped.push_back(together([&] {
+        check(tcgemm::dist::gemm_reduce_scatter(ctx, args, timed), "gemm_reduce_scatter");
+      }));
+    }
   }
   return t;
 }
@@ -268,6 +279,7 @@ int main(int argc, char** argv) {
   int iters = 10;
   int warmup = 3;
   std::string csv;
+  std::vector<int> gemm_sms{0};
   app.add_option("--tp", tps, "tensor-parallel sizes (those above the GPU count are skipped)")
       ->delimiter(',');
   app.add_option("--set", set,
@@ -277,7 +289,11 @@ int main(int argc, char** argv) {
   app.add_option("--iters", iters, "timed calls per measurement (median)")
       ->check(CLI::Range(3, 1000));
   app.add_option("--warmup", warmup, "calls before timing")->check(CLI::Range(1, 100));
-  app.add_option("--csv", csv, "write one row per (projection, tp) to FILE");
+  app.add_option("--gemm-sms", gemm_sms,
+                 "DistOptions::gemm_sms values to time the overlapped call with (0: every SM)")
+      ->delimiter(',')
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--csv", csv, "write one row per (projection, tp, gemm-sms) to FILE");
   CLI11_PARSE(app, argc, argv);
   setenv("NCCL_NVLS_ENABLE", "0", 1);
 
@@ -292,12 +308,12 @@ int main(int argc, char** argv) {
   if (!csv.empty()) {
     out.open(csv);
     out << "# " << gpus << " x " << prop.name << "\n"
-        << "op,tp,M,N,K,t_gemm_ms,t_comm_ms,t_baseline_ms,t_overlapped_ms,hidden,"
+        << "op,tp,M,N,K,gemm_sms,t_gemm_ms,t_comm_ms,t_baseline_ms,t_overlapped_ms,hidden,"
            "overlapped_vs_baseline,rel_err,verified\n";
   }
-  std::printf("%d x %s\n%-4s %3s %6s %6s %6s %9s %9s %9s %9s %7s %7s %9s\n", gpus, prop.name, "op",
-              "tp", "M", "N", "K", "gemm ms", "comm ms", "base ms", "ovl ms", "hidden", "ovl/base",
-              "rel err");
+  std::printf("%d x %s\n%-4s %3s %6s %6s %6s %5s %9s %9s %9s %9s %7s %7s %9s\n", gpus, prop.name,
+              "op", "tp", "M", "N", "K", "sms", "gemm ms", "comm ms", "base ms", "ovl ms", "hidden",
+              "ovl/base", "rel err");
   int failures = 0;
   for (const int tp : tps) {
     if (tp < 1 || tp > gpus) continue;
@@ -325,7 +341,8 @@ int main(int argc, char** argv) {
           cudaStream_t stream = nullptr;
           TCGEMM_CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
           for (const Projection& pr : todo) {
-            times[r].push_back(run_rank(pr, r, tp, comm, ctx, stream, warmup, iters, sync));
+            times[r].push_back(
+                run_rank(pr, r, tp, comm, ctx, stream, warmup, iters, gemm_sms, sync));
           }
           cudaStreamDestroy(stream);
           ctx = tcgemm::dist::Context();
@@ -344,30 +361,35 @@ int main(int argc, char** argv) {
     }
     for (std::size_t i = 0; i < todo.size(); ++i) {
       Times worst;
+      worst.overlapped.assign(gemm_sms.size(), 0.0);
       for (int r = 0; r < tp; ++r) {
         const Times& t = times[r][i];
         worst.gemm = std::max(worst.gemm, t.gemm);
         worst.comm = std::max(worst.comm, t.comm);
         worst.baseline = std::max(worst.baseline, t.baseline);
-        worst.overlapped = std::max(worst.overlapped, t.overlapped);
+        for (std::size_t v = 0; v < gemm_sms.size(); ++v) {
+          worst.overlapped[v] = std::max(worst.overlapped[v], t.overlapped[v]);
+        }
         worst.error = std::max(worst.error, t.error);
         worst.ok = worst.ok && t.ok;
       }
       const Projection& pr = todo[i];
-      const double hidden = (worst.gemm + worst.comm - worst.overlapped) / worst.comm;
-      const bool ok = worst.ok;
-      failures += ok ? 0 : 1;
+      failures += worst.ok ? 0 : 1;
       const char* op = pr.op == Op::kAllGather ? "ag" : "rs";
-      std::printf("%-4s %3d %6lld %6lld %6lld %9.4f %9.4f %9.4f %9.4f %7.3f %7.3f %9.2e%s\n", op,
-                  tp, static_cast<long long>(pr.m), static_cast<long long>(pr.n),
-                  static_cast<long long>(pr.k), worst.gemm, worst.comm, worst.baseline,
-                  worst.overlapped, hidden, worst.overlapped / worst.baseline, worst.error,
-                  ok ? "" : "  FAILED");
-      if (out) {
-        out << op << ',' << tp << ',' << pr.m << ',' << pr.n << ',' << pr.k << ',' << worst.gemm
-            << ',' << worst.comm << ',' << worst.baseline << ',' << worst.overlapped << ','
-            << hidden << ',' << worst.overlapped / worst.baseline << ',' << worst.error << ','
-            << (worst.ok ? 1 : 0) << '\n';
+      for (std::size_t v = 0; v < gemm_sms.size(); ++v) {
+        const double overlapped = worst.overlapped[v];
+        const double hidden = (worst.gemm + worst.comm - overlapped) / worst.comm;
+        std::printf("%-4s %3d %6lld %6lld %6lld %5d %9.4f %9.4f %9.4f %9.4f %7.3f %7.3f %9.2e%s\n",
+                    op, tp, static_cast<long long>(pr.m), static_cast<long long>(pr.n),
+                    static_cast<long long>(pr.k), gemm_sms[v], worst.gemm, worst.comm,
+                    worst.baseline, overlapped, hidden, overlapped / worst.baseline, worst.error,
+                    worst.ok ? "" : "  FAILED");
+        if (out) {
+          out << op << ',' << tp << ',' << pr.m << ',' << pr.n << ',' << pr.k << ',' << gemm_sms[v]
+              << ',' << worst.gemm << ',' << worst.comm << ',' << worst.baseline << ','
+              << overlapped << ',' << hidden << ',' << overlapped / worst.baseline << ','
+              << worst.error << ',' << (worst.ok ? 1 : 0) << '\n';
+        }
       }
     }
   }

@@ -734,6 +734,10 @@ Status prepare_instance(Launch& l) {
   if constexpr (S::kClusterM > 1) {
     status = max_active_clusters(k, kSmem, S::kThreads, S::kClusterM, &resident);
     if (!status.ok()) return status;
+    // An SM budget (GemmArgs::sm_count): its CTAs in whole clusters.
+    if (l.sm_limit > 0) {
+      resident = std::max(1, std::min(resident, l.sm_limit * S::kCtasPerSm / S::kClusterM));
+    }
   } else {
     int per_sm = 0;
     int sms = 0;
@@ -743,7 +747,7 @@ Status prepare_instance(Launch& l) {
       cudaGetLastError();
       return {StatusCode::kCudaError, std::string(l.name) + ": occupancy query failed"};
     }
-    resident = per_sm * sms;
+    resident = per_sm * (l.sm_limit > 0 ? std::min(sms, l.sm_limit) : sms);
   }
   Params& p = l.params;
   const std::int64_t units = sched::ceil_div(p.tiles_m, S::kClusterM) * p.tiles_n * p.batch_count;

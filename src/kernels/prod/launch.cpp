@@ -47,7 +47,7 @@ Status resolve(const GemmArgs& args, const Problem& problem, int config, Choice*
     }
   }
   tcgemm::prod::DeviceModel model;
-  if (Status s = prod::device_model(&model); !s.ok()) return s;
+  if (Status s = prod::device_model(args, &model); !s.ok()) return s;
   if (config >= 0) {
     *choice = tcgemm::prod::select_split(problem, model, config);
   } else {
@@ -196,12 +196,18 @@ Status device_model(tcgemm::prod::DeviceModel* model) {
   return statuses[device];
 }
 
+Status device_model(const GemmArgs& args, tcgemm::prod::DeviceModel* model) {
+  const Status s = device_model(model);
+  *model = tcgemm::prod::budgeted(*model, args.sm_count);
+  return s;
+}
+
 std::size_t workspace_choice(const GemmArgs& args, Choice choice) {
   const Problem problem = tcgemm::prod::canonicalize(args);
   // Before a launch has its grid, a tail split's split units are bounded by
   // the clusters the device could hold at most.
   std::int64_t max_resident = tcgemm::prod::work_units(problem, choice.config);
-  if (tcgemm::prod::DeviceModel model; choice.split_tail && device_model(&model).ok()) {
+  if (tcgemm::prod::DeviceModel model; choice.split_tail && device_model(args, &model).ok()) {
     const tcgemm::prod::TileConfig& t = kConfigs[choice.config].tile;
     max_resident = std::int64_t{model.sm_count} * t.ctas_per_sm / t.cluster_m;
   }
@@ -265,6 +271,7 @@ Status prod::prepare(const GemmArgs& args, Choice choice, PreparedLaunch* out) {
 
   prod::Launch& launch = prepared.launch;
   launch.name = entry.name;
+  launch.sm_limit = args.sm_count;
   prod::Params& p = launch.params;
   p.ldc = c.c.ld;
   p.stride_c = c_batched ? c.c.stride : 0;

@@ -18,6 +18,10 @@ namespace tcgemm::kernels::prod {
 // The current device as the heuristic sees it (cudaDeviceGetAttribute).
 Status device_model(tcgemm::prod::DeviceModel* model);
 
+// The current device as a call of `args` may use it: device_model with at
+// most args.sm_count SMs (tcgemm::prod::budgeted).
+Status device_model(const GemmArgs& args, tcgemm::prod::DeviceModel* model);
+
 // The choice a registry entry of the family makes for `args`: `config` as
 // kernels.h's launch_prod takes it (a table row, kAutoConfig or
 // kInvariantConfig). Reads the device (and the tuned table).

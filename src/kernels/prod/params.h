@@ -68,6 +68,7 @@ struct Launch {
   cudaStream_t stream = nullptr;
   std::string_view name;
   unsigned ctas = 0;  // the persistent grid, set by Instance::prepare
+  int sm_limit = 0;   // at most this many SMs' CTAs (GemmArgs::sm_count; 0: all)
   // A K split of the last wave only (problem.h's Choice::split_tail):
   // Instance::prepare sets params.whole_units to the whole waves the
   // resident clusters run.

@@ -218,6 +218,11 @@ bool fits(const TileConfig& t, const Problem& problem, const DeviceModel& device
 
 }  // namespace
 
+DeviceModel budgeted(DeviceModel device, int sm_count) {
+  if (sm_count > 0) device.sm_count = std::min(device.sm_count, sm_count);
+  return device;
+}
+
 double estimate_cycles(const Problem& problem, const DeviceModel& device, Choice choice) {
   const GemmArgs& a = problem.args;
   const ConfigEntry& entry = kConfigs[choice.config];

@@ -118,6 +118,11 @@ struct DeviceModel {
   double memory_bytes_per_cycle = 0;  // DRAM bandwidth of the whole device per SM clock
 };
 
+// The device as a call with GemmArgs::sm_count = `sm_count` may use it:
+// at most that many SMs (0: all). The DRAM bandwidth stays the device's: a
+// few SMs fewer still draw nearly all of it.
+DeviceModel budgeted(DeviceModel device, int sm_count);
+
 // One way to run a problem on the family: a table row and a K split. With
 // k_splits > 1 each tile's K range is cut into k_splits parts run as separate
 // work units, their fp32 partial sums reduced into C after (split_k.h).

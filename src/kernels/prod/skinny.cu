@@ -267,13 +267,13 @@ namespace tcgemm::kernels {
 
 Status launch_prod_skinny(const GemmArgs& args) {
   tcgemm::prod::DeviceModel model;
-  if (Status s = prod::device_model(&model); !s.ok()) return s;
+  if (Status s = prod::device_model(args, &model); !s.ok()) return s;
   return prod::launch_skinny(args, tcgemm::prod::skinny_shape(args, model.sm_count));
 }
 
 std::string describe_prod_skinny(const GemmArgs& args) {
   tcgemm::prod::DeviceModel model;
-  if (!prod::device_model(&model).ok()) return "shape unknown (no device to size it by)";
+  if (!prod::device_model(args, &model).ok()) return "shape unknown (no device to size it by)";
   return tcgemm::prod::to_string(tcgemm::prod::skinny_shape(args, model.sm_count));
 }
 
