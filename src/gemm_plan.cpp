@@ -23,7 +23,8 @@ struct GemmPlan::State {
   Kind kind = Kind::kNothing;
   GemmArgs args;  // the planned problem (pointers and scalars replaced per run)
   kernels::prod::PreparedLaunch prepared;
-  prod::SkinnyShape skinny;  // kSkinny: the small-M path's launch shape
+  prod::SkinnyShape skinny;            // kSkinny: the small-M path's launch shape
+  std::int64_t skinny_max_blocks = 0;  // and its block cap (an SM budget)
   Description description;
   bool aligned[3] = {false, false, false};  // A, B, C must be 16-byte aligned
   std::size_t workspace_bytes = 0;          // what run() needs, reserved bytes included
@@ -59,6 +60,7 @@ Status GemmPlan::create(const GemmArgs& args, const GemmOptions& options, GemmPl
     prod::DeviceModel model;
     if (Status s = kernels::prod::device_model(args, &model); !s.ok()) return s;
     state->skinny = prod::skinny_shape(args, model.sm_count);
+    state->skinny_max_blocks = kernels::prod::skinny_max_blocks(model);
     state->kind = State::Kind::kSkinny;
     state->description.kernel = std::string(choice.kernel->name);
     state->description.config = prod::to_string(state->skinny);
@@ -153,7 +155,7 @@ Status GemmPlan::run(const void* a, const void* b, void* c, float alpha, float b
     args.alpha = alpha;
     args.beta = beta;
     args.stream = stream;
-    return kernels::prod::launch_skinny(args, s.skinny);
+    return kernels::prod::launch_skinny(args, s.skinny, s.skinny_max_blocks);
   }
   void* base = nullptr;
   if (s.workspace_bytes > 0) {

@@ -108,14 +108,18 @@ struct GemmArgs {
   // that needs one is kNotSupported without it.
   void* workspace = nullptr;
   std::size_t workspace_bytes = 0;
-  // The most SMs the GEMM may keep busy at once, 0 for all the device has
-  // (cuBLASLt's CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET): the production
-  // family sizes its persistent grid to that many SMs' CTAs and chooses its
-  // config and split as for a device of that many SMs (the tuned table,
-  // measured on the whole device, is not consulted), leaving the other SMs
-  // to kernels that run beside it, e.g. NCCL's (tcgemm/dist.h). Larger
-  // than the device: the whole device. Ladder kernels named in GemmOptions
-  // ignore it. >= 0.
+  // The most SMs the GEMM kernel may keep busy at once, 0 for all the
+  // device has (cuBLASLt's CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET), leaving
+  // the other SMs to kernels that run beside it, e.g. NCCL's
+  // (tcgemm/dist.h). Below the device's SM count, the production family
+  // launches at most that many CTAs, one per SM (its persistent kernels in
+  // whole clusters, at least one; the small-M path's blocks looping over
+  // its work), chooses its config and split as for a device of that many
+  // SMs, and does not consult the tuned table (timed on the whole device).
+  // The short kernels around a GEMM (repacks of unaligned operands, a
+  // second-kernel split reduction, the K == 0 scaling of C) are not capped.
+  // At or above the device's count it changes nothing. Ladder kernels
+  // named in GemmOptions ignore it. >= 0.
   int sm_count = 0;
 };
 

@@ -382,6 +382,10 @@ Status all_gather_gemm(Context& ctx, const AllGatherGemmArgs& args, const DistOp
 
   if (Status s = check_capture(kOp, args.stream, options); !s.ok()) return s;
   Status local = validate(args, p);
+  if (local.ok() && options.gemm_sms < 0) {
+    local = {StatusCode::kInvalidValue,
+             std::string(kOp) + ": gemm_sms=" + std::to_string(options.gemm_sms) + " is negative"};
+  }
   if (local.ok()) local = check_stream_device(kOp, st, args.stream);
   if (local.ok()) {
     std::vector<GemmArgs> shards{shard(args.a_shard, r, 0)};
@@ -462,6 +466,10 @@ Status gemm_reduce_scatter(Context& ctx, const GemmReduceScatterArgs& args,
 
   if (Status s = check_capture(kOp, args.stream, options); !s.ok()) return s;
   Status local = validate(args, p);
+  if (local.ok() && options.gemm_sms < 0) {
+    local = {StatusCode::kInvalidValue,
+             std::string(kOp) + ": gemm_sms=" + std::to_string(options.gemm_sms) + " is negative"};
+  }
   if (local.ok()) local = check_stream_device(kOp, st, args.stream);
   if (local.ok()) {
     std::vector<GemmArgs> shards;

@@ -98,9 +98,6 @@ const Entry* find(std::span<const Entry> table, std::string_view device_name,
 
 std::optional<prod::Choice> lookup(std::span<const Entry> table, std::string_view device_name,
                                    const GemmArgs& args) {
-  // The table's times are of the whole device; a call on fewer SMs
-  // (GemmArgs::sm_count) is the heuristic's.
-  if (args.sm_count > 0) return std::nullopt;
   const Entry* entry = find(table, device_name, args);
   if (entry == nullptr) return std::nullopt;
   const std::optional<int> config = config_index(entry->config);
@@ -137,6 +134,18 @@ const std::string* current_device_name() {
 std::optional<prod::Choice> lookup_current_device(const GemmArgs& args) {
   const std::span<const Entry> table = embedded_table();
   if (table.empty()) return std::nullopt;
+  if (args.sm_count > 0) {
+    // The table's times are of the whole device; a call an SM budget
+    // limits (GemmArgs::sm_count) is the heuristic's.
+    int device = 0;
+    int sms = 0;
+    if (cudaGetDevice(&device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
+      static_cast<void>(cudaGetLastError());
+      return std::nullopt;
+    }
+    if (prod::budget_binds(args.sm_count, sms)) return std::nullopt;
+  }
   const std::string* name = current_device_name();
   if (name == nullptr) return std::nullopt;
   return lookup(table, *name, args);

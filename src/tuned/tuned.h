@@ -106,8 +106,7 @@ const Entry* find(std::span<const Entry> table, std::string_view device_name, co
 // layouts of A, B and C, M, N, K, batch_count, and the operand paths and
 // epilogue canonicalize(args) gives. nullopt when there is none, or when the
 // entry names a config no longer in prod::kConfigs (kSkinnyKernel included:
-// no tile choice was fastest) or a k_splits below 1; and always when
-// args.sm_count > 0 (the table's times are of the whole device).
+// no tile choice was fastest) or a k_splits below 1.
 // `args` must have passed validate() with M, N, K >= 1. A binary search on
 // the key; canonicalize() runs only when the sizes match.
 std::optional<prod::Choice> lookup(std::span<const Entry> table, std::string_view device_name,
@@ -119,7 +118,9 @@ std::optional<prod::Choice> lookup(std::string_view device_name, const GemmArgs&
 // lookup() for the current CUDA device (cudaGetDevice). The device's name is
 // read once per device ordinal (cudaGetDeviceProperties), thread-safely;
 // with an empty embedded table no CUDA call is made. nullopt when the device
-// cannot be queried (the runtime's last error is then cleared).
+// cannot be queried (the runtime's last error is then cleared), and for a
+// call an SM budget limits (args.sm_count below the device's SM count: the
+// table's times are of the whole device).
 std::optional<prod::Choice> lookup_current_device(const GemmArgs& args);
 
 }  // namespace tcgemm::tuned

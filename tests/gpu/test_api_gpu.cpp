@@ -62,10 +62,12 @@ TEST_F(GemmApi, DispatcherRunsATnProblemCorrectly) {
 }
 
 // GemmArgs::sm_count: a persistent grid of at most that many SMs' CTAs
-// still covers every tile (and a split's pieces), whatever the choice.
+// still covers every tile (and a split's pieces), whatever the choice; the
+// small-M path's capped grid (M = 8) every block of its work.
 TEST_F(GemmApi, AnSmBudgetStillComputesEveryTile) {
   const ProblemSpec specs[] = {tn(2048, 2048, 512, DType::kBF16, DType::kBF16, 0x9a100020),
                                tn(64, 4096, 4096, DType::kBF16, DType::kBF16, 0x9a100021),
+                               tn(8, 4096, 4096, DType::kBF16, DType::kBF16, 0x9a100023),
                                tn(1000, 1000, 1000, DType::kFP16, DType::kFP32, 0x9a100022)};
   for (const ProblemSpec& spec : specs) {
     for (int sms : {1, 15, 66, 100000}) {

@@ -267,9 +267,23 @@ TEST(ProdSelect, LargeProblemsTakeTheLargeTileUnsplitAndTinyBatchesTheSmallOne) 
 
 // GemmArgs::sm_count: the heuristic sees that many SMs, no more.
 TEST(ProdSelect, AnSmBudgetIsADeviceOfThatManySms) {
-  EXPECT_EQ(tcgemm::prod::budgeted(h200_model(), 0).sm_count, 132);
+  // Only a budget below the device's SM count binds.
+  EXPECT_FALSE(tcgemm::prod::budget_binds(0, 132));
+  EXPECT_TRUE(tcgemm::prod::budget_binds(131, 132));
+  EXPECT_FALSE(tcgemm::prod::budget_binds(132, 132));
+  EXPECT_FALSE(tcgemm::prod::budget_binds(500, 132));
+  for (int sms : {0, 132, 500}) {
+    EXPECT_EQ(tcgemm::prod::budgeted(h200_model(), sms).sm_count, 132) << sms;
+    EXPECT_FALSE(tcgemm::prod::budgeted(h200_model(), sms).budget) << sms;
+  }
   EXPECT_EQ(tcgemm::prod::budgeted(h200_model(), 120).sm_count, 120);
-  EXPECT_EQ(tcgemm::prod::budgeted(h200_model(), 500).sm_count, 132);
+  EXPECT_TRUE(tcgemm::prod::budgeted(h200_model(), 120).budget);
+  // One CTA per SM under a budget: no row of several per SM is a candidate.
+  const auto tiny = tcgemm::prod::canonicalize(problem(8, 64, 8, kRow, kCol, kCol));
+  for (const tcgemm::prod::Choice& c :
+       tcgemm::prod::candidates(tiny, tcgemm::prod::budgeted(h200_model(), 16))) {
+    EXPECT_EQ(tile_of(c).ctas_per_sm, 1) << tcgemm::prod::kConfigs[c.config].name;
+  }
   EXPECT_EQ(tcgemm::prod::budgeted(h200_model(), 120).memory_bytes_per_cycle,
             h200_model().memory_bytes_per_cycle);
   // 2048^3 in 128 x 256 tiles is 128 tiles: one wave of 132 SMs; on 64 the

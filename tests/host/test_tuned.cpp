@@ -116,16 +116,6 @@ TEST(TunedLookup, LastWaveSplitsComeThroughAndInvalidOnesAreIgnored) {
   EXPECT_FALSE(lookup(kTable, kH200, tn(6144, 6144, 6144)));
 }
 
-// Its times are of the whole device: a call on an SM budget gets the
-// heuristic's choice.
-TEST(TunedLookup, ACallOnFewerSmsFindsNothing) {
-  GemmArgs budget = tn(16, 4096, 4096);
-  budget.sm_count = 120;
-  EXPECT_FALSE(lookup(kTable, kH200, budget));
-  budget.sm_count = 0;
-  EXPECT_TRUE(lookup(kTable, kH200, budget));
-}
-
 TEST(TunedLookup, AnotherDeviceNameFindsNothing) {
   EXPECT_FALSE(lookup(kTable, "NVIDIA H100 80GB HBM3", tn(16, 4096, 4096)));
   EXPECT_FALSE(lookup(kTable, "NVIDIA H200 ", tn(16, 4096, 4096)));

@@ -734,7 +734,8 @@ Status prepare_instance(Launch& l) {
   if constexpr (S::kClusterM > 1) {
     status = max_active_clusters(k, kSmem, S::kThreads, S::kClusterM, &resident);
     if (!status.ok()) return status;
-    // An SM budget (GemmArgs::sm_count): its CTAs in whole clusters.
+    // An SM budget (GemmArgs::sm_count): its CTAs in whole clusters (a
+    // budget under one cluster still gets one).
     if (l.sm_limit > 0) {
       resident = std::max(1, std::min(resident, l.sm_limit * S::kCtasPerSm / S::kClusterM));
     }
@@ -747,7 +748,9 @@ Status prepare_instance(Launch& l) {
       cudaGetLastError();
       return {StatusCode::kCudaError, std::string(l.name) + ": occupancy query failed"};
     }
-    resident = per_sm * (l.sm_limit > 0 ? std::min(sms, l.sm_limit) : sms);
+    // Under an SM budget, one CTA per SM: the block scheduler spreads a
+    // grid over every SM before it stacks CTAs on one.
+    resident = tcgemm::prod::budget_binds(l.sm_limit, sms) ? l.sm_limit : per_sm * sms;
   }
   Params& p = l.params;
   const std::int64_t units = sched::ceil_div(p.tiles_m, S::kClusterM) * p.tiles_n * p.batch_count;

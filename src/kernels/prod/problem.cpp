@@ -219,7 +219,10 @@ bool fits(const TileConfig& t, const Problem& problem, const DeviceModel& device
 }  // namespace
 
 DeviceModel budgeted(DeviceModel device, int sm_count) {
-  if (sm_count > 0) device.sm_count = std::min(device.sm_count, sm_count);
+  if (budget_binds(sm_count, device.sm_count)) {
+    device.sm_count = sm_count;
+    device.budget = true;
+  }
   return device;
 }
 
@@ -300,6 +303,8 @@ std::vector<Choice> candidates(const Problem& problem, const DeviceModel& device
   for (int i = 0; i < kConfigCount; ++i) {
     const TileConfig& t = kConfigs[i].tile;
     if (!fits(t, problem, device)) continue;
+    // Under an SM budget a row of several CTAs per SM would run one per SM.
+    if (device.budget && t.ctas_per_sm > 1) continue;
     const std::int64_t tiles = padded_tiles(a, t);
     const std::int64_t slots = std::int64_t{std::max(device.sm_count, 1)} * t.ctas_per_sm;
     // More splits than fill every slot twice only add partial sums.

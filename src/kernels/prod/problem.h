@@ -116,11 +116,22 @@ struct DeviceModel {
   int sm_count = 0;
   std::size_t smem_per_block = 0;     // opt-in dynamic shared memory per block, bytes
   double memory_bytes_per_cycle = 0;  // DRAM bandwidth of the whole device per SM clock
+  // An SM budget binds (GemmArgs::sm_count below the device's SM count):
+  // kernels run one CTA per SM, so that their CTAs stay on sm_count SMs (the
+  // block scheduler spreads a grid over every SM before it stacks CTAs),
+  // and rows of several CTAs per SM are not candidates.
+  bool budget = false;
 };
 
+// Whether GemmArgs::sm_count = `sm_count` limits a device of `device_sms`
+// SMs: 0 < sm_count < device_sms (0, or at least the device's, is none).
+constexpr bool budget_binds(int sm_count, int device_sms) {
+  return sm_count > 0 && sm_count < device_sms;
+}
+
 // The device as a call with GemmArgs::sm_count = `sm_count` may use it:
-// at most that many SMs (0: all). The DRAM bandwidth stays the device's: a
-// few SMs fewer still draw nearly all of it.
+// at most that many SMs, one CTA on each. The DRAM bandwidth stays the
+// device's: a few SMs fewer still draw nearly all of it.
 DeviceModel budgeted(DeviceModel device, int sm_count);
 
 // One way to run a problem on the family: a table row and a K split. With

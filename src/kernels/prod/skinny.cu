@@ -268,7 +268,8 @@ namespace tcgemm::kernels {
 Status launch_prod_skinny(const GemmArgs& args) {
   tcgemm::prod::DeviceModel model;
   if (Status s = prod::device_model(args, &model); !s.ok()) return s;
-  return prod::launch_skinny(args, tcgemm::prod::skinny_shape(args, model.sm_count));
+  return prod::launch_skinny(args, tcgemm::prod::skinny_shape(args, model.sm_count),
+                             prod::skinny_max_blocks(model));
 }
 
 std::string describe_prod_skinny(const GemmArgs& args) {

@@ -31,6 +31,8 @@
 #include <cstdint>
 #include <string>
 
+#include "kernels/prod/problem.h"
+
 namespace tcgemm::prod {
 
 inline constexpr int kSkinnyRows = 16;      // rows of the large operand per warp
@@ -79,6 +81,12 @@ namespace tcgemm::kernels::prod {
 // At most `max_blocks` blocks are launched, each looping over the rest
 // (the tests lower it to run the loop).
 inline constexpr std::int64_t kSkinnyMaxGrid = std::int64_t{1} << 30;
+
+// The most blocks the path launches on `device`: one per SM under an SM
+// budget (the blocks loop over the rest), else kSkinnyMaxGrid.
+inline std::int64_t skinny_max_blocks(const tcgemm::prod::DeviceModel& device) {
+  return device.budget ? device.sm_count : kSkinnyMaxGrid;
+}
 Status launch_skinny(const GemmArgs& args, const tcgemm::prod::SkinnyShape& shape,
                      std::int64_t max_blocks = kSkinnyMaxGrid);
 
