@@ -335,6 +335,18 @@ Status check_capture(std::string_view op, cudaStream_t stream, const DistOptions
   return Status::success();
 }
 
+// A rank's own checks beyond its arguments' (`validated`): the options and
+// its stream's device.
+Status check_rank(std::string_view op, const Context::State& st, cudaStream_t stream,
+                  const DistOptions& options, Status validated) {
+  if (!validated.ok()) return validated;
+  if (options.gemm_sms < 0) {
+    return {StatusCode::kInvalidValue,
+            std::string(op) + ": gemm_sms=" + std::to_string(options.gemm_sms) + " is negative"};
+  }
+  return check_stream_device(op, st, stream);
+}
+
 // One step's transfers: send `count` elements to the next rank, receive as
 // many from the previous, as one NCCL group (always closed).
 Status post_pair(std::string_view op, Context::State& st, const void* send, void* receive,
@@ -381,12 +393,7 @@ Status all_gather_gemm(Context& ctx, const AllGatherGemmArgs& args, const DistOp
   const auto slot_view = [&](int s) { return MatrixRef{slot(s), in, a_layout, slot_ld, 0}; };
 
   if (Status s = check_capture(kOp, args.stream, options); !s.ok()) return s;
-  Status local = validate(args, p);
-  if (local.ok() && options.gemm_sms < 0) {
-    local = {StatusCode::kInvalidValue,
-             std::string(kOp) + ": gemm_sms=" + std::to_string(options.gemm_sms) + " is negative"};
-  }
-  if (local.ok()) local = check_stream_device(kOp, st, args.stream);
+  Status local = check_rank(kOp, st, args.stream, options, validate(args, p));
   if (local.ok()) {
     std::vector<GemmArgs> shards{shard(args.a_shard, r, 0)};
     for (int step = 1; step < p; ++step) {
@@ -465,12 +472,7 @@ Status gemm_reduce_scatter(Context& ctx, const GemmReduceScatterArgs& args,
   const auto tight = [&](void* ptr) { return MutableMatrixRef{ptr, out, args.c.layout, ld, 0}; };
 
   if (Status s = check_capture(kOp, args.stream, options); !s.ok()) return s;
-  Status local = validate(args, p);
-  if (local.ok() && options.gemm_sms < 0) {
-    local = {StatusCode::kInvalidValue,
-             std::string(kOp) + ": gemm_sms=" + std::to_string(options.gemm_sms) + " is negative"};
-  }
-  if (local.ok()) local = check_stream_device(kOp, st, args.stream);
+  Status local = check_rank(kOp, st, args.stream, options, validate(args, p));
   if (local.ok()) {
     std::vector<GemmArgs> shards;
     if (p == 1) {

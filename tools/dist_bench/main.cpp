@@ -46,6 +46,7 @@
 #include <vector>
 
 #include "dist/ring.h"
+#include "dist/shard_gemm.h"
 #include "testing/testing.h"
 
 namespace {
@@ -139,14 +140,11 @@ Times run_rank(const Projection& pr, int rank, int ranks, ncclComm_t comm,
         gathered_ref(bf16(pr.m * s.k)), c(bf16(pr.m * s.n)), c_ref(bf16(pr.m * s.n));
     tcgemm::testing::fill_normal(a.get(), DType::kBF16, s.m * s.k, 0x1000 + rank, stream);
     tcgemm::testing::fill_normal(b.get(), DType::kBF16, s.k * s.n, 0x2000 + rank, stream);
-    tcgemm::GemmArgs g;  // the rank's GEMM on the gathered A
-    g.m = pr.m;
-    g.n = s.n;
-    g.k = s.k;
-    g.a = {gathered_ref.get(), DType::kBF16, Layout::kRowMajor, s.k, 0};
-    g.b = {b.get(), DType::kBF16, Layout::kColMajor, s.k, 0};
-    g.c = {c_ref.get(), DType::kBF16, Layout::kRowMajor, s.n, 0};
-    g.stream = stream;
+    // The rank's GEMM on the gathered A.
+    const tcgemm::GemmArgs g = tcgemm::dist::shard_gemm(
+        pr.m, s.n, s.k, {gathered_ref.get(), DType::kBF16, Layout::kRowMajor, s.k, 0},
+        {b.get(), DType::kBF16, Layout::kColMajor, s.k, 0},
+        {c_ref.get(), DType::kBF16, Layout::kRowMajor, s.n, 0}, 1.0f, 0.0f, stream);
     tcgemm::dist::AllGatherGemmArgs args;
     args.m = pr.m;
     args.m_local = s.m;
@@ -196,14 +194,11 @@ Times run_rank(const Projection& pr, int rank, int ranks, ncclComm_t comm,
         c(bf16(m_local * s.n)), c_ref(bf16(m_local * s.n));
     tcgemm::testing::fill_normal(a.get(), DType::kBF16, s.m * s.k, 0x3000 + rank, stream);
     tcgemm::testing::fill_normal(b.get(), DType::kBF16, s.k * s.n, 0x4000 + rank, stream);
-    tcgemm::GemmArgs g;  // the rank's partial product, all M rows
-    g.m = s.m;
-    g.n = s.n;
-    g.k = s.k;
-    g.a = {a.get(), DType::kBF16, Layout::kRowMajor, s.k, 0};
-    g.b = {b.get(), DType::kBF16, Layout::kColMajor, s.k, 0};
-    g.c = {partial.get(), DType::kBF16, Layout::kRowMajor, s.n, 0};
-    g.stream = stream;
+    // The rank's partial product, all M rows.
+    const tcgemm::GemmArgs g = tcgemm::dist::shard_gemm(
+        s.m, s.n, s.k, {a.get(), DType::kBF16, Layout::kRowMajor, s.k, 0},
+        {b.get(), DType::kBF16, Layout::kColMajor, s.k, 0},
+        {partial.get(), DType::kBF16, Layout::kRowMajor, s.n, 0}, 1.0f, 0.0f, stream);
     tcgemm::dist::GemmReduceScatterArgs args;
     args.m = s.m;
     args.m_local = m_local;
