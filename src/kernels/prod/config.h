@@ -143,6 +143,23 @@ inline constexpr std::array kConfigs = {
                 "production: 128x64x64 tile, 8 stages, 2 consumers, no cluster, TMA-store epilogue "
                 "(small N)",
                 60},
+    // Wave quantization between the 128 x 256 and 128 x 128 rows: 3072^3
+    // is 288 tiles of 128 x 256 (2.2 waves of 132 SMs, the third a fifth
+    // full) but 384 of 128 x 192 (2.9 waves). No cluster: B's 3 chunks of
+    // 64 columns do not halve between two CTAs.
+    ConfigEntry{"prod-128x192",
+                TileConfig{.bm = 128,
+                           .bn = 192,
+                           .bk = 64,
+                           .stages = 5,
+                           .consumers = 2,
+                           .cluster_m = 1,
+                           .c_cols = 64,
+                           .deferred_store = true},
+                "production: 128x192x64 tile, 5 stages, 2 consumers, no cluster, deferred "
+                "TMA-store epilogue",
+                // As the 128 x 128 row's until measured: no multicast.
+                90},
 };
 
 inline constexpr int kConfigCount = static_cast<int>(kConfigs.size());

@@ -270,49 +270,61 @@ inline constexpr long long kShareWaitCycles = 40000;
 // One consumer's 64 x BN slice of a split tile (Params::split_flags): write
 // this piece's fp32 partial sums into its slot and count the piece in the
 // slice's flags; then the slice's sum of every split's partials (in split
-// order: the same bits whoever adds them) is cut into k_splits shares by
-// element, and the pieces that are there take shares one at a time until
-// none is left, each storing its share of C (alpha, beta; column-major after
-// canonicalization). A piece that arrives before the last waits up to
-// kShareWaitCycles for the others (when they run in the same round of the
-// persistent grid), then takes shares too; the last to arrive takes
-// whatever is left, so the reduction always completes, spread over up to
-// k_splits SMs instead of one. Only the slice's rows and columns that exist
-// in C move (a small M or N leaves few). `tile_slot` numbers the launch's
-// split tiles (0 .. split tiles - 1), a cluster's tiles next to each other.
+// order: the same bits whoever adds them) is cut into k_splits shares of
+// 8-column chunks, and the pieces that are there take shares one at a time
+// until none is left, each storing its share of C (alpha, beta;
+// column-major after canonicalization). A piece that arrives before the last
+// waits up to kShareWaitCycles for the others (when they run in the same
+// round of the persistent grid), then takes shares too; the last to arrive
+// takes whatever is left, so the reduction always completes, spread over up
+// to k_splits SMs instead of one. `tile_slot` numbers the launch's split
+// tiles (0 .. split tiles - 1), a cluster's tiles next to each other.
+//
+// A slot holds the accumulators in their wgmma fragment order, not C's:
+// [chunk j][thread t] float4s, chunk j being fragment elements 4j .. 4j + 3
+// (rows r, r + 8 and columns 8j + c, 8j + c + 1 of thread t). A piece's
+// partials leave as BN / 8 coalesced 16-byte stores per thread, and the
+// thread that sums chunk j of thread t's slot holds the elements thread t
+// did, so the sum needs no index arithmetic. (Scalar stores in C's
+// column-major order and a sum over 4-row groups cost more instructions than
+// a split piece's mainloop: 2048^3 split in two on prod-128x128 ran 2.5x
+// the unsplit time, H200, docs/production.md.) Chunks past C's last column
+// and warps whose 16 rows are all past M are neither written nor summed.
 template <typename TOut, typename S>
 __device__ __forceinline__ void split_k_fixup(const float (&acc)[S::BN / 2], const Params& p,
                                               std::int64_t tile_slot, std::int32_t split,
                                               std::int32_t batch, std::int64_t row0,
                                               std::int64_t col0, int consumer, int barrier,
                                               bool leader) {
-  // Slots: [split tile][split][consumer][BN columns][64 rows], column-major
-  // as C is, so that four rows are one 16-byte load and the sums leave for
-  // C along M.
-  constexpr int kRows = tcgemm::prod::kWgmmaM;
-  constexpr int kSlice = kRows * S::BN;
-  const auto slice = [&](int s) {
-    return p.partials + ((tile_slot * p.k_splits + s) * S::kConsumers + consumer) * kSlice;
+  constexpr int kThreads = S::kWarpgroupThreads;
+  constexpr int kChunks = S::BN / 8;  // float4s per thread
+  const int t = static_cast<int>(threadIdx.x % kThreads);
+  // Thread t's chunk 0 in split s's slot; chunk j is j * kThreads further.
+  const auto slot = [&](int s) {
+    return reinterpret_cast<float4*>(p.partials) +
+           ((tile_slot * p.k_splits + s) * S::kConsumers + consumer) * (kChunks * kThreads) + t;
   };
-  const int rows = static_cast<int>(std::clamp<std::int64_t>(p.m - row0, 0, kRows));
+  const int rows = static_cast<int>(std::clamp<std::int64_t>(p.m - row0, 0, tcgemm::prod::kWgmmaM));
   const int cols = static_cast<int>(std::clamp<std::int64_t>(p.n - col0, 0, S::BN));
   const int lane = threadIdx.x % 32;
-  const int row = (threadIdx.x % S::kWarpgroupThreads) / 32 * 16 + lane / 4;
+  const int row = t / 32 * 16 + lane / 4;
   const int col = 2 * (lane % 4);
-  float* const mine = slice(split);
-  // Fragment element v of chunk j: row + 8 (v / 2), column 8 j + col + v % 2.
+  // Warp-uniform: this warp's rows hold some of C.
+  const bool warp_rows = t / 32 * 16 < rows;
+  const int chunks = (cols + 7) / 8;  // chunks that reach into C
+  if (warp_rows) {
+    float4* const mine = slot(split);
 #pragma unroll
-  for (int j = 0; j < S::BN / 8; ++j) {
-#pragma unroll
-    for (int v = 0; v < 4; ++v) {
-      const int r = row + (v / 2) * 8;
-      const int c = j * 8 + col + v % 2;
-      if (r < rows && c < cols) __stcg(mine + c * kRows + r, acc[4 * j + v]);
+    for (int j = 0; j < kChunks; ++j) {
+      if (j < chunks) {
+        __stcg(mine + j * kThreads,
+               make_float4(acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3]));
+      }
     }
   }
   // Release: every thread's partials before the leader's count.
   __threadfence();
-  ptx::named_barrier_sync(barrier, S::kWarpgroupThreads);
+  ptx::named_barrier_sync(barrier, kThreads);
   auto* const flags =
       reinterpret_cast<SliceFlags*>(p.split_flags) + tile_slot * S::kConsumers + consumer;
   const auto splits = static_cast<unsigned>(p.k_splits);
@@ -335,22 +347,12 @@ __device__ __forceinline__ void split_k_fixup(const float (&acc)[S::BN / 2], con
       }
     }
   }
-  if (ptx::named_barrier_sync_or(barrier, S::kWarpgroupThreads, everyone_here)) {
+  if (ptx::named_barrier_sync_or(barrier, kThreads, everyone_here)) {
     // Acquire: the other pieces' partials after their counts.
     __threadfence();
-    // The sums, spread over the warpgroup by element, not by fragment (a
-    // small M leaves a few threads owning every valid element), four rows at
-    // a time: the slice's ceil(rows / 4) x cols row groups (a column's last
-    // group may reach into rows past M, inside the slot, never stored), cut
-    // into k_splits shares of consecutive groups; thread t takes groups t,
-    // t + 128, ... of a share, kBatch groups per pass and two splits' loads
-    // in flight at once. The reduction is latency-bound: 16-byte loads, two
-    // splits at a time, made a split of 2 of 1024^3 in 128 x 256 tiles 2x
-    // faster (H200, with row-major slots, an earlier version).
-    constexpr int kBatch = 6;
-    constexpr int kThreads = S::kWarpgroupThreads;
-    const int groups_per_col = (rows + 3) / 4;
-    const int count = groups_per_col * cols;
+    // kBatch chunks at a time, two splits' loads in flight at once: the sum
+    // is latency-bound.
+    constexpr int kBatch = 4;
     const auto add = [](float4 x, float4 y) {
       return make_float4(x.x + y.x, x.y + y.y, x.z + y.z, x.w + y.w);
     };
@@ -358,47 +360,49 @@ __device__ __forceinline__ void split_k_fixup(const float (&acc)[S::BN / 2], con
         static_cast<TOut*>(p.c) + std::int64_t{batch} * p.stride_c + col0 * p.ldc + row0;
     for (;;) {
       if (leader) share_of[consumer] = static_cast<int>(atomicAdd(&flags->claimed, 1u));
-      ptx::named_barrier_sync(barrier, S::kWarpgroupThreads);
+      ptx::named_barrier_sync(barrier, kThreads);
       const int share = share_of[consumer];
       // Every thread has read it before the leader writes the next one.
-      ptx::named_barrier_sync(barrier, S::kWarpgroupThreads);
+      ptx::named_barrier_sync(barrier, kThreads);
       if (share >= p.k_splits) break;
-      // (count <= 16 x 256 groups, k_splits <= kMaxInPlaceSplits: 32 bits
-      // hold the products.)
-      const int end = count * (share + 1) / p.k_splits;
-      for (int g0 = count * share / p.k_splits + static_cast<int>(threadIdx.x % kThreads); g0 < end;
-           g0 += kThreads * kBatch) {
-        int at[kBatch];  // each group's offset in the slot; -1: past the share
+      if (!warp_rows) continue;
+      // (chunks <= 32, k_splits <= kMaxInPlaceSplits: 32 bits hold the
+      // products.)
+      const int end = chunks * (share + 1) / p.k_splits;
+      for (int j0 = chunks * share / p.k_splits; j0 < end; j0 += kBatch) {
         float4 sum[kBatch];
+        const float4* const first_slot = slot(0);
 #pragma unroll
         for (int u = 0; u < kBatch; ++u) {
-          const int g = g0 + u * kThreads;
-          at[u] = g < end ? (g / groups_per_col) * kRows + (g % groups_per_col) * 4 : -1;
-          sum[u] = at[u] >= 0 ? __ldcg(reinterpret_cast<const float4*>(slice(0) + at[u]))
-                              : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+          sum[u] = j0 + u < end ? __ldcg(first_slot + (j0 + u) * kThreads)
+                                : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
         }
 #pragma unroll 2
         for (int s = 1; s < p.k_splits; ++s) {
-          const float* const split_slice = slice(s);
+          const float4* const split_slot = slot(s);
 #pragma unroll
           for (int u = 0; u < kBatch; ++u) {
-            if (at[u] >= 0) {
-              sum[u] = add(sum[u], __ldcg(reinterpret_cast<const float4*>(split_slice + at[u])));
-            }
+            if (j0 + u < end) sum[u] = add(sum[u], __ldcg(split_slot + (j0 + u) * kThreads));
           }
         }
 #pragma unroll
         for (int u = 0; u < kBatch; ++u) {
-          if (at[u] < 0) continue;
-          const int c_row = at[u] % kRows;
-          TOut* const out = c + std::int64_t{at[u] / kRows} * p.ldc + c_row;
+          const int j = j0 + u;
+          if (j >= end) continue;
+          // Fragment element v: row + 8 (v / 2), column 8 j + col + v % 2;
+          // each column's two rows back to back.
           const float values[4] = {sum[u].x, sum[u].y, sum[u].z, sum[u].w};
+          constexpr int kColumnOrder[4] = {0, 2, 1, 3};
 #pragma unroll
-          for (int q = 0; q < 4; ++q) {
-            if (c_row + q < rows) {
-              float value = p.alpha * values[q];
-              if (p.beta != 0.0f) value += p.beta * to_float(out[q]);
-              out[q] = from_float<TOut>(value);
+          for (int i = 0; i < 4; ++i) {
+            const int v = kColumnOrder[i];
+            const int r = row + (v / 2) * 8;
+            const int cc = j * 8 + col + v % 2;
+            if (r < rows && cc < cols) {
+              TOut* const out = c + std::int64_t{cc} * p.ldc + r;
+              float value = p.alpha * values[v];
+              if (p.beta != 0.0f) value += p.beta * to_float(*out);
+              *out = from_float<TOut>(value);
             }
           }
         }

@@ -363,8 +363,15 @@ Choice least_estimate(const Problem& problem, const DeviceModel& device, Keep ke
 // A last-wave split where C could leave by TMA store puts every tile on the
 // register epilogue, a cost the estimate does not model: such splits are
 // the tuned table's to pick, never the heuristic's.
+// Nor does it see a consumer warpgroup whose 64 rows all lie past M: it
+// charges such a tile's padding to tensor-core time, which small M does not
+// run short of, so a two-consumer tile could outscore the one-consumer rows
+// made for small M while half its math is padding.
 bool estimate_covers(const Problem& problem, const Choice& c) {
-  return !(c.split_tail && problem.epilogue == EpiloguePath::kTmaStore);
+  const TileConfig& t = kConfigs[c.config].tile;
+  const bool idle_consumer =
+      problem.args.m <= static_cast<std::int64_t>(kWgmmaM) * (t.consumers - 1);
+  return !(c.split_tail && problem.epilogue == EpiloguePath::kTmaStore) && !idle_consumer;
 }
 
 }  // namespace
