@@ -38,6 +38,11 @@ bool print_config_enabled() {
   return enabled;
 }
 
+bool programmatic_launch_enabled() {
+  static const bool enabled = std::getenv("TCGEMM_DISABLE_PDL") == nullptr;
+  return enabled;
+}
+
 void print_config(std::string_view name, dim3 grid, int threads, std::size_t smem_bytes,
                   int cluster_x) {
   std::fprintf(stderr, "tcgemm: %.*s grid=%ux%u threads=%d smem=%zu cluster=%d\n",

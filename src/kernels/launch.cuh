@@ -14,10 +14,12 @@
 
 namespace tcgemm::kernels {
 
-// Launch configuration of a 1-D grid of clusters of `cluster_x` CTAs.
+// Launch configuration of a 1-D grid of clusters of `cluster_x` CTAs
+// (attrs[0]); launch_dependent_kernel adds programmatic stream
+// serialization.
 struct ClusterLaunch {
   cudaLaunchConfig_t config{};
-  cudaLaunchAttribute attribute{};
+  cudaLaunchAttribute attributes[2]{};
 
   ClusterLaunch(dim3 grid, int threads, std::size_t smem_bytes, int cluster_x,
                 cudaStream_t stream) {
@@ -25,11 +27,11 @@ struct ClusterLaunch {
     config.blockDim = dim3(static_cast<unsigned>(threads));
     config.dynamicSmemBytes = smem_bytes;
     config.stream = stream;
-    attribute.id = cudaLaunchAttributeClusterDimension;
-    attribute.val.clusterDim.x = static_cast<unsigned>(cluster_x);
-    attribute.val.clusterDim.y = 1;
-    attribute.val.clusterDim.z = 1;
-    config.attrs = &attribute;
+    attributes[0].id = cudaLaunchAttributeClusterDimension;
+    attributes[0].val.clusterDim.x = static_cast<unsigned>(cluster_x);
+    attributes[0].val.clusterDim.y = 1;
+    attributes[0].val.clusterDim.z = 1;
+    config.attrs = attributes;
     config.numAttrs = 1;
   }
   ClusterLaunch(const ClusterLaunch&) = delete;
@@ -68,14 +70,24 @@ bool print_config_enabled();
 void print_config(std::string_view name, dim3 grid, int threads, std::size_t smem_bytes,
                   int cluster_x);
 
-// Launches `kernel` through cudaLaunchKernelEx (with a cluster dimension when
-// cluster_x > 1) and returns that launch's own error as a Status: an error the
-// caller left pending from earlier CUDA calls is neither reported nor cleared.
+// False when the environment variable TCGEMM_DISABLE_PDL is set (read once):
+// launch_dependent_kernel then launches as launch_kernel does, for A/B
+// timing of the overlap.
+bool programmatic_launch_enabled();
+
+namespace detail {
 template <typename... Params, typename... Args>
-Status launch_kernel(void (*kernel)(Params...), std::string_view name, dim3 grid, int threads,
-                     std::size_t smem_bytes, int cluster_x, cudaStream_t stream, Args&&... args) {
+Status launch(bool programmatic, void (*kernel)(Params...), std::string_view name, dim3 grid,
+              int threads, std::size_t smem_bytes, int cluster_x, cudaStream_t stream,
+              Args&&... args) {
   ClusterLaunch launch(grid, threads, smem_bytes, cluster_x, stream);
-  if (cluster_x <= 1) launch.config.numAttrs = 0;
+  int count = cluster_x > 1 ? 1 : 0;  // attributes[0]: the cluster dimension
+  if (programmatic) {
+    launch.attributes[count].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    launch.attributes[count].val.programmaticStreamSerializationAllowed = 1;
+    ++count;
+  }
+  launch.config.numAttrs = static_cast<unsigned>(count);
   if (print_config_enabled()) print_config(name, grid, threads, smem_bytes, cluster_x);
   const cudaError_t err = cudaLaunchKernelEx(&launch.config, kernel, std::forward<Args>(args)...);
   if (err != cudaSuccess) {
@@ -83,6 +95,33 @@ Status launch_kernel(void (*kernel)(Params...), std::string_view name, dim3 grid
             std::string(name) + " launch failed: " + cudaGetErrorString(err)};
   }
   return Status::success();
+}
+}  // namespace detail
+
+// Launches `kernel` through cudaLaunchKernelEx (with a cluster dimension when
+// cluster_x > 1) and returns that launch's own error as a Status: an error the
+// caller left pending from earlier CUDA calls is neither reported nor cleared.
+template <typename... Params, typename... Args>
+Status launch_kernel(void (*kernel)(Params...), std::string_view name, dim3 grid, int threads,
+                     std::size_t smem_bytes, int cluster_x, cudaStream_t stream, Args&&... args) {
+  return detail::launch(false, kernel, name, grid, threads, smem_bytes, cluster_x, stream,
+                        std::forward<Args>(args)...);
+}
+
+// launch_kernel with programmatic dependent launch (programmatic stream
+// serialization): the kernel may be scheduled before the kernel ahead of it
+// on the stream has finished, once every CTA of that one has started (and,
+// if it is a production-family kernel, called ptx::griddep_launch_dependents).
+// Only for kernels that call ptx::griddep_wait() before touching global
+// memory (src/ptx/griddep.cuh): stream order then holds for everything they
+// read and write. Under stream capture the dependency becomes a programmatic
+// graph edge, with the same meaning.
+template <typename... Params, typename... Args>
+Status launch_dependent_kernel(void (*kernel)(Params...), std::string_view name, dim3 grid,
+                               int threads, std::size_t smem_bytes, int cluster_x,
+                               cudaStream_t stream, Args&&... args) {
+  return detail::launch(programmatic_launch_enabled(), kernel, name, grid, threads, smem_bytes,
+                        cluster_x, stream, std::forward<Args>(args)...);
 }
 
 }  // namespace tcgemm::kernels

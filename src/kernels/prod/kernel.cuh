@@ -40,6 +40,7 @@
 #include "ptx/cluster.cuh"
 #include "ptx/common.cuh"
 #include "ptx/global_sync.cuh"
+#include "ptx/griddep.cuh"
 #include "ptx/mbarrier.cuh"
 #include "ptx/tma.cuh"
 #include "ptx/wgmma.cuh"
@@ -464,6 +465,12 @@ __global__ void __launch_bounds__(Shape<kConfig>::kThreads, Shape<kConfig>::kCta
   } else {
     __syncthreads();
   }
+  // Launched as a dependent (launch_dependent_kernel): all of the above may
+  // run under the previous kernel's tail; nothing below touches global
+  // memory before that kernel is done. The next kernel may be scheduled now,
+  // onto SMs as this grid's CTAs leave them.
+  ptx::griddep_wait();
+  ptx::griddep_launch_dependents();
 
   if (warpgroup == 0) {
     if constexpr (S::kSetmaxnreg) ptx::setmaxnreg_dec<S::kProducerRegs>();
@@ -779,8 +786,8 @@ Status launch_instance(const Launch& l) {
   using S = Shape<kConfig>;
   auto* k = &kernel<kConfig, kMajorA, kMajorB, TIn, TOut, kTmaStore>;
   constexpr std::size_t kSmem = tcgemm::prod::smem_bytes(S::kTile, sizeof(TOut));
-  return launch_kernel(k, l.name, dim3(l.ctas), S::kThreads, kSmem, S::kClusterM, l.stream, l.map_a,
-                       l.map_b, l.map_c, l.params);
+  return launch_dependent_kernel(k, l.name, dim3(l.ctas), S::kThreads, kSmem, S::kClusterM,
+                                 l.stream, l.map_a, l.map_b, l.map_c, l.params);
 }
 
 template <int kConfig, Major kMajorA, Major kMajorB, typename TIn, typename TOut, bool kTmaStore>

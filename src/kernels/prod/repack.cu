@@ -27,6 +27,7 @@
 
 #include "kernels/launch.cuh"
 #include "kernels/prod/repack.h"
+#include "ptx/griddep.cuh"
 
 namespace tcgemm::kernels::prod {
 namespace {
@@ -88,6 +89,8 @@ __device__ __forceinline__ uint4 shuffle(uint4 v, unsigned from, unsigned width)
 // Narrow lines take narrow groups (lanes * kUnroll is just enough for the
 // line), so a warp is not mostly idle on them.
 __global__ void __launch_bounds__(kThreads) repack_kernel(RepackJob job, unsigned lane_bits) {
+  ptx::griddep_wait();  // a dependent launch: the kernel before it is done
+  ptx::griddep_launch_dependents();
   const unsigned lanes = 1u << lane_bits;
   const unsigned k = threadIdx.x & (lanes - 1);  // this lane's place in its group
   const unsigned group = threadIdx.x >> lane_bits;
@@ -184,8 +187,8 @@ Status launch_repack(const RepackJob& job, cudaStream_t stream) {
   const auto blocks_x = static_cast<unsigned>((chunks + span - 1) / span);
   const auto blocks_y =
       static_cast<unsigned>(std::min((lines + lines_per_block - 1) / lines_per_block, kMaxGridY));
-  return launch_kernel(&repack_kernel, "prod repack", dim3(blocks_x, blocks_y), kThreads, 0, 1,
-                       stream, job, lane_bits);
+  return launch_dependent_kernel(&repack_kernel, "prod repack", dim3(blocks_x, blocks_y), kThreads,
+                                 0, 1, stream, job, lane_bits);
 }
 
 }  // namespace tcgemm::kernels::prod

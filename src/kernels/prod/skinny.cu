@@ -14,6 +14,7 @@
 #include "kernels/numeric.cuh"
 #include "kernels/prod/launch.h"
 #include "kernels/prod/skinny.h"
+#include "ptx/griddep.cuh"
 #include "ptx/mma.cuh"
 
 namespace tcgemm::kernels::prod {
@@ -64,6 +65,8 @@ template <typename TIn, typename TOut, int kCols>
 __global__ void __launch_bounds__(kMaxThreads, kBlocksPerSm<kCols>)
     skinny_kernel(const __grid_constant__ SkinnyParams p) {
   static_assert(kCols == 8 || kCols == 16, "8 or 16 rows of the small operand");
+  ptx::griddep_wait();  // a dependent launch: the kernel before it is done
+  ptx::griddep_launch_dependents();
   constexpr int kSteps = kUnroll;
   constexpr int kStep = kSkinnyChunk * kSteps;
   // [K slice][block row][kCols]: each warp's 16 x kCols partial sums, sized
@@ -191,6 +194,13 @@ Status launch_instance(const SkinnyParams& p, const SkinnyShape& shape, std::int
       shape.cols == 8 ? &skinny_kernel<TIn, TOut, 8> : &skinny_kernel<TIn, TOut, 16>;
   const std::size_t smem =
       static_cast<std::size_t>(shape.warps) * kSkinnyRows * shape.cols * sizeof(float);
+  // A plain launch, not a dependent one: the grid is sized to leave every
+  // block resident with 10% of the slots to spare (skinny_shape), and the
+  // block scheduler spreads such a grid over every SM only when it launches
+  // onto an idle device; started early, under the tail of the kernel
+  // before, its blocks pile onto the SMs that free first (H200: the llm
+  // set's M = 1 and 16 shapes 2-4% slower as dependents,
+  // bench/results/h200/2026-12-02-pdl-*.csv).
   return launch_kernel(kernel, "prod-skinny", grid, shape.warps * 32, smem, 1, stream, p);
 }
 

@@ -7,6 +7,7 @@
 #include "kernels/launch.cuh"
 #include "kernels/numeric.cuh"
 #include "kernels/prod/split_k.h"
+#include "ptx/griddep.cuh"
 
 namespace tcgemm::kernels::prod {
 namespace {
@@ -17,6 +18,8 @@ constexpr std::int64_t kMaxBlocks = std::int64_t{1} << 20;
 
 template <typename TOut>
 __global__ void __launch_bounds__(kThreads) reduce_kernel(SplitKReduction job) {
+  ptx::griddep_wait();  // a dependent launch: the kernel before it is done
+  ptx::griddep_launch_dependents();
   const std::int64_t row_groups = (job.m + kVector - 1) / kVector;
   const std::int64_t groups = row_groups * job.n * job.batch_count;
   const std::int64_t slice = job.m * job.n;
@@ -60,8 +63,8 @@ Status launch_for(const SplitKReduction& job, cudaStream_t stream) {
   const std::int64_t groups = (job.m + kVector - 1) / kVector * job.n * job.batch_count;
   const auto blocks =
       static_cast<unsigned>(std::min((groups + kThreads - 1) / kThreads, kMaxBlocks));
-  return launch_kernel(&reduce_kernel<TOut>, "prod split-K reduction", dim3(blocks), kThreads, 0, 1,
-                       stream, job);
+  return launch_dependent_kernel(&reduce_kernel<TOut>, "prod split-K reduction", dim3(blocks),
+                                 kThreads, 0, 1, stream, job);
 }
 
 }  // namespace
