@@ -157,6 +157,12 @@ Status validate(const GemmArgs& args);
 // without reading A or B (nothing at all when beta == 1). Non-finite alpha or
 // beta is kInvalidValue. Leading dimensions are checked even for empty
 // matrices (ld >= max(1, rows or cols)), as cuBLAS does.
+// Stream order holds as for any kernel. The production family's kernels are
+// launched as programmatic dependents (each waits for the kernel before it
+// on `stream` before touching memory) and let the next kernel on `stream`
+// be scheduled early: a caller's kernel launched right after with
+// programmatic stream serialization must call
+// cudaGridDependencySynchronize() before it reads C, as CUDA requires.
 Status gemm(const GemmArgs& args, const GemmOptions& options = {});
 
 // What gemm(args, options) would run, without running it: the registry kernel

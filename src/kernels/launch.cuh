@@ -110,8 +110,9 @@ Status launch_kernel(void (*kernel)(Params...), std::string_view name, dim3 grid
 
 // launch_kernel with programmatic dependent launch (programmatic stream
 // serialization): the kernel may be scheduled before the kernel ahead of it
-// on the stream has finished, once every CTA of that one has started (and,
-// if it is a production-family kernel, called ptx::griddep_launch_dependents).
+// on the stream has finished, once every CTA of that one has called
+// ptx::griddep_launch_dependents or exited (the production family's kernels
+// call it as they start; any other kernel triggers as its CTAs exit).
 // Only for kernels that call ptx::griddep_wait() before touching global
 // memory (src/ptx/griddep.cuh): stream order then holds for everything they
 // read and write. Under stream capture the dependency becomes a programmatic

@@ -1,8 +1,8 @@
 // Programmatic dependent launch from the device side (PTX ISA
 // "griddepcontrol"; sm_90). A kernel launched with programmatic stream
 // serialization (kernels/launch.cuh, launch_dependent_kernel) may begin
-// while the kernel before it on the stream is still running: its prologue
-// (barrier setup, descriptor prefetch) overlaps that kernel's tail.
+// while the kernel before it on the stream is still running: its launch and
+// prologue (barrier setup, cluster sync) overlap that kernel's tail.
 #pragma once
 
 namespace tcgemm::ptx {

@@ -164,7 +164,9 @@ TEST_F(DependentLaunch, ChainedGemmsReadWhatTheOneBeforeWrote) {
   for (const ChainCase& c : kCases) {
     Chain chain(c);
     const DeviceBuffer workspace(std::max<std::size_t>(chain.workspace_bytes(), 256));
-    TCGEMM_CHECK_CUDA(cudaMemset(workspace.get(), 0, workspace.bytes()));
+    // Zeroed on the chain's stream (a non-blocking one: a plain cudaMemset
+    // would not be ordered before its kernels).
+    TCGEMM_CHECK_CUDA(cudaMemsetAsync(workspace.get(), 0, workspace.bytes(), stream));
     for (int round = 0; round < 2; ++round) {
       chain.reset(stream);
       for (int step = 0; step < Chain::kSteps; ++step) {

@@ -65,7 +65,10 @@ template <typename TIn, typename TOut, int kCols>
 __global__ void __launch_bounds__(kMaxThreads, kBlocksPerSm<kCols>)
     skinny_kernel(const __grid_constant__ SkinnyParams p) {
   static_assert(kCols == 8 || kCols == 16, "8 or 16 rows of the small operand");
-  ptx::griddep_wait();  // a dependent launch: the kernel before it is done
+  // Launched plainly (launch_instance below), so the wait returns at once;
+  // the trigger lets a dependent after it (tiles, a repack) be scheduled
+  // while these blocks run.
+  ptx::griddep_wait();
   ptx::griddep_launch_dependents();
   constexpr int kSteps = kUnroll;
   constexpr int kStep = kSkinnyChunk * kSteps;
