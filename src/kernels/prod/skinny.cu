@@ -201,9 +201,10 @@ Status launch_instance(const SkinnyParams& p, const SkinnyShape& shape, std::int
   // block resident with 10% of the slots to spare (skinny_shape), and the
   // block scheduler spreads such a grid over every SM only when it launches
   // onto an idle device; started early, under the tail of the kernel
-  // before, its blocks pile onto the SMs that free first (H200: the llm
-  // set's M = 1 and 16 shapes 2-4% slower as dependents,
-  // bench/results/h200/2026-12-02-pdl-*.csv).
+  // before, its blocks would land on the SMs that free first (our reading,
+  // not profiled). Measured on the H200: the llm set's large-weight M = 1
+  // and 16 shapes 2-3% slower as dependents, the 4096 x 4096 ones 10%
+  // faster (bench/results/h200/2026-12-02-pdl-*.csv).
   return launch_kernel(kernel, "prod-skinny", grid, shape.warps * 32, smem, 1, stream, p);
 }
 
