@@ -22,7 +22,7 @@
 namespace tcgemm_test {
 namespace {
 
-constexpr std::uint16_t kPoison = 0xffff;  // a bf16 NaN
+constexpr std::uint16_t kPoison = 0x7fc0;  // the bf16 NaN tcgemm::testing::fill_poison writes
 
 std::uint16_t bf16_of_int(int v) {
   return static_cast<std::uint16_t>(std::bit_cast<std::uint32_t>(static_cast<float>(v)) >> 16);
@@ -85,7 +85,8 @@ class Chain {
     TCGEMM_CHECK_CUDA(
         cudaMemcpyAsync(x_[0].get(), x0_.data(), x0_.size() * 2, cudaMemcpyHostToDevice, stream));
     for (int i = 1; i <= kSteps; ++i) {
-      TCGEMM_CHECK_CUDA(cudaMemsetAsync(x_[i].get(), 0xff, x0_.size() * 2, stream));
+      tcgemm::testing::fill_poison(x_[i].get(), DType::kBF16, static_cast<std::int64_t>(x0_.size()),
+                                   stream);
     }
   }
 
