@@ -125,6 +125,13 @@ function(tcgemm_tuned_table)
       else()
         set(split_tail true)
       endif()
+      # flipped: absent from files written before it existed (false).
+      string(JSON flipped ERROR_VARIABLE error GET "${json}" shapes ${i} tuned flipped)
+      if(error OR NOT flipped)
+        set(flipped false)
+      else()
+        set(flipped true)
+      endif()
       _tcgemm_tuned_enum(in_cpp "${file}" dtype "${dtype}" ${dtypes})
       _tcgemm_tuned_enum(out_cpp "${file}" out_dtype "${out_dtype}" ${dtypes})
       _tcgemm_tuned_layouts(a_cpp b_cpp c_cpp "${file}" "${layout}")
@@ -135,7 +142,8 @@ function(tcgemm_tuned_table)
       string(APPEND rows
              "    Entry{\"${device}\", ${in_cpp}, ${out_cpp}, ${a_cpp}, ${b_cpp}, ${c_cpp},\n"
              "          ${a_path_cpp}, ${b_path_cpp}, ${epilogue_cpp},\n"
-             "          ${m}, ${n}, ${k}, ${batch}, \"${config}\", ${k_splits}, ${split_tail}},\n")
+             "          ${m}, ${n}, ${k}, ${batch}, \"${config}\", ${k_splits}, ${split_tail},\n"
+             "          ${flipped}},\n")
       math(EXPR count "${count} + 1")
     endforeach()
   endforeach()

@@ -83,7 +83,7 @@ Status GemmPlan::create(const GemmArgs& args, const GemmOptions& options, GemmPl
   state->kind = State::Kind::kProd;
   state->description.kernel = std::string(choice.kernel->name);
   state->description.config =
-      prod::to_string(prod::launch_config(prod::canonicalize(args), prod_choice));
+      prod::to_string(prod::launch_config(prod::oriented(args, prod_choice), prod_choice));
   const kernels::prod::PreparedLaunch& p = state->prepared;
   // Canonical operand 0 is the caller's A unless C^T = B^T A^T swapped them.
   state->aligned[0] = p.tma_operand[p.swapped ? 1 : 0];

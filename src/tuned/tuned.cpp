@@ -108,7 +108,8 @@ std::optional<prod::Choice> lookup(std::span<const Entry> table, std::string_vie
       prod::kConfigs[static_cast<std::size_t>(*config)].tile.ctas_per_sm != 1) {
     return std::nullopt;
   }
-  return prod::Choice{*config, entry->k_splits, /*separate_reduction=*/false, entry->split_tail};
+  return prod::Choice{*config, entry->k_splits, /*separate_reduction=*/false, entry->split_tail,
+                      entry->flipped};
 }
 
 std::optional<prod::Choice> lookup(std::string_view device_name, const GemmArgs& args) {

@@ -45,6 +45,7 @@ struct Entry {
   std::string_view config;  // a prod::kConfigs name ("prod-128x256")
   int k_splits = 1;
   bool split_tail = false;  // the split covers the last wave only (prod::Choice::split_tail)
+  bool flipped = false;     // the orientation opposite to C's layout (prod::Choice::flipped)
 };
 
 // The key of an entry, in the order the table is sorted by.

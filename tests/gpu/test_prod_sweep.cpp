@@ -1222,7 +1222,7 @@ Backend choice_backend(tcgemm::prod::Choice choice, const std::string& name) {
 // (the second run of a case finds the tile flags back at zero), so each
 // split's partial sums and their reduction are exact on integer inputs and
 // leave everything outside C untouched.
-TEST_F(ProdChoices, EveryConfigAndKSplitIsCorrect) {
+void run_every_config_and_split(bool flipped) {
   const std::vector<GemmCase> cases = split_cases();
   for (int config = 0; config < tcgemm::prod::kConfigCount; ++config) {
     for (int variant = 0; variant < 4; ++variant) {
@@ -1230,13 +1230,24 @@ TEST_F(ProdChoices, EveryConfigAndKSplitIsCorrect) {
       // tile sums them); a split of 3 reduced by the second kernel.
       constexpr int kSplits[] = {1, 3, 7, 3};
       const int splits = kSplits[variant];
-      const tcgemm::prod::Choice choice{config, splits, /*separate_reduction=*/variant == 3};
+      const tcgemm::prod::Choice choice{config, splits, /*separate_reduction=*/variant == 3,
+                                        /*split_tail=*/false, flipped};
       const std::string name = std::string(tcgemm::prod::kConfigs[config].name) + " split " +
-                               std::to_string(splits) + (variant == 3 ? " (second kernel)" : "");
+                               std::to_string(splits) + (variant == 3 ? " (second kernel)" : "") +
+                               (flipped ? " flipped" : "");
       run_all(cases, "ProdChoices " + name, choice_backend(choice, name));
     }
   }
 }
+
+TEST_F(ProdChoices, EveryConfigAndKSplitIsCorrect) { run_every_config_and_split(false); }
+
+// The same in the flipped orientation (Choice::flipped: C^T = B^T A^T for a
+// column-major C, C as given for a row-major one): the kernel's output
+// row-major from registers (element pairs where C's alignment allows),
+// from the in-place reduction, and from the second kernel into either
+// layout of C.
+TEST_F(ProdChoices, EveryConfigAndKSplitIsCorrectFlipped) { run_every_config_and_split(true); }
 
 // A K split of the last wave only, in 3 and in 5 pieces, for every config
 // that runs one CTA per SM (the others cannot reduce in place and refuse
@@ -1247,11 +1258,17 @@ TEST_F(ProdChoices, SplitOfTheLastWaveIsCorrect) {
   for (int config = 0; config < tcgemm::prod::kConfigCount; ++config) {
     if (tcgemm::prod::kConfigs[config].tile.ctas_per_sm != 1) continue;
     for (const int splits : {3, 5}) {
-      const tcgemm::prod::Choice choice{config, splits, /*separate_reduction=*/false,
-                                        /*split_tail=*/true};
-      const std::string name = std::string(tcgemm::prod::kConfigs[config].name) +
-                               " last-wave split " + std::to_string(splits);
-      run_all(cases, "ProdChoices " + name, choice_backend(choice, name));
+      // (The flipped orientation once per config: its whole tiles and its
+      // in-place sums write a row-major output.)
+      for (const bool flipped : {false, true}) {
+        if (flipped && splits != 3) continue;
+        const tcgemm::prod::Choice choice{config, splits, /*separate_reduction=*/false,
+                                          /*split_tail=*/true, flipped};
+        const std::string name = std::string(tcgemm::prod::kConfigs[config].name) +
+                                 " last-wave split " + std::to_string(splits) +
+                                 (flipped ? " flipped" : "");
+        run_all(cases, "ProdChoices " + name, choice_backend(choice, name));
+      }
     }
   }
 }

@@ -157,6 +157,42 @@ TEST(ProdProblem, RowMajorCIsComputedAsTheTransposeWithOperandsSwapped) {
   EXPECT_EQ(p.b.outer, 100);
 }
 
+TEST(ProdProblem, AFlippedProblemRunsTheOtherOrientationWithARowMajorOutput) {
+  // Column-major C flipped: C^T = B^T A^T, written row-major (C(i, j) at
+  // i + j * ldc is C^T(j, i) at j * ldc + i), from registers.
+  const GemmArgs tn = problem(64, 4096, 512, kRow, kCol, kCol);
+  const auto p = tcgemm::prod::canonicalize(tn, /*flipped=*/true);
+  EXPECT_TRUE(p.swapped);
+  EXPECT_TRUE(p.c_row_major);
+  EXPECT_EQ(p.args.m, 4096);
+  EXPECT_EQ(p.args.n, 64);
+  EXPECT_EQ(p.args.c.layout, kRow);
+  EXPECT_EQ(p.args.c.ld, tn.c.ld);
+  EXPECT_EQ(p.args.a.ptr, tn.b.ptr);
+  EXPECT_EQ(p.a.major, Major::kK);  // B column-major: K contiguous
+  EXPECT_EQ(p.b.major, Major::kK);  // A row-major: K contiguous
+  EXPECT_EQ(p.epilogue, EpiloguePath::kDirect);
+  EXPECT_EQ(tcgemm::prod::canonicalize(tn).epilogue, EpiloguePath::kTmaStore);
+  // Row-major C flipped: C as given, written row-major.
+  const GemmArgs tnr = problem(64, 4096, 512, kRow, kCol, kRow);
+  const auto q = tcgemm::prod::canonicalize(tnr, /*flipped=*/true);
+  EXPECT_FALSE(q.swapped);
+  EXPECT_TRUE(q.c_row_major);
+  EXPECT_EQ(q.args.m, 64);
+  EXPECT_EQ(q.args.n, 4096);
+  EXPECT_EQ(q.args.a.ptr, tnr.a.ptr);
+  EXPECT_EQ(q.epilogue, EpiloguePath::kDirect);
+  // The native problems are what canonicalize gives without the flag.
+  EXPECT_FALSE(tcgemm::prod::canonicalize(tn).c_row_major);
+  EXPECT_TRUE(tcgemm::prod::canonicalize(tnr).swapped);
+  const tcgemm::prod::Choice flipped{0, 1, false, false, /*flipped=*/true};
+  EXPECT_TRUE(tcgemm::prod::oriented(tn, flipped).c_row_major);
+  const std::string text =
+      tcgemm::prod::to_string(tcgemm::prod::launch_config(p, flipped));
+  EXPECT_NE(text.find("flipped"), std::string::npos) << text;
+  EXPECT_NE(text.find("epilogue=direct"), std::string::npos) << text;
+}
+
 TEST(ProdProblem, AlignedOperandsAreStreamedByTmaDirectly) {
   const auto p = tcgemm::prod::canonicalize(problem(4096, 4096, 4096, kRow, kCol, kCol));
   EXPECT_EQ(p.a.path, OperandPath::kTma);
@@ -247,6 +283,36 @@ tcgemm::prod::Choice pick(const GemmArgs& args, bool invariant = false) {
 
 std::string_view config_name(const GemmArgs& args) {
   return tcgemm::prod::kConfigs[pick(args).config].name;
+}
+
+// The heuristic over both orientations: a problem whose C leaves by TMA
+// store in the native orientation keeps it where both tile it alike (the
+// flipped output would pay the register epilogue), the batch-invariant pick
+// never flips (the orientation would move with M), and a flip is only ever
+// chosen with an estimate below the native one's.
+TEST(ProdSelect, TheFlippedOrientationIsChosenOnlyWhereItsEstimateIsLower) {
+  const tcgemm::prod::DeviceModel model = h200_model();
+  for (const GemmArgs& args :
+       {problem(4096, 4096, 4096, kRow, kCol, kCol), problem(8192, 8192, 8192, kRow, kRow, kRow),
+        problem(2048, 2048, 2048, kCol, kRow, kCol)}) {
+    EXPECT_FALSE(tcgemm::prod::select(args, model).flipped) << args.m;
+  }
+  for (const std::int64_t m : {1, 16, 64, 128, 512, 4096}) {
+    for (const Layout c : {kCol, kRow}) {
+      const GemmArgs args = problem(m, 14336, 4096, kRow, kCol, c);
+      EXPECT_FALSE(tcgemm::prod::select(args, model, /*batch_invariant=*/true).flipped) << m;
+      const tcgemm::prod::Choice choice = tcgemm::prod::select(args, model);
+      const tcgemm::prod::Choice native = pick(args);
+      if (choice.flipped) {
+        EXPECT_LT(tcgemm::prod::estimate_cycles(tcgemm::prod::oriented(args, choice), model,
+                                                choice),
+                  tcgemm::prod::estimate_cycles(tcgemm::prod::canonicalize(args), model, native))
+            << m;
+      } else {
+        EXPECT_EQ(choice, native) << m;
+      }
+    }
+  }
 }
 
 TEST(ProdSelect, LargeProblemsTakeTheLargeTileUnsplitAndTinyBatchesTheSmallOne) {

@@ -98,6 +98,21 @@ TEST(TuneTableFile, JsonRoundTripKeepsEveryField) {
   EXPECT_EQ(from_json(to_json(t), "memory"), t);
 }
 
+TEST(TuneTableFile, JsonRoundTripKeepsTheFlippedOrientation) {
+  TunedTable t;
+  t.header = h200();
+  TunedShape flipped = timed(key(64, 14336, 4096), 0.0340, 0.0430);
+  flipped.tuned->flipped = true;
+  flipped.candidates[1].measured.flipped = true;
+  t.shapes.push_back(flipped);
+  const json j = to_json(t);
+  // Written only when set: the native orientation's choices keep their form.
+  EXPECT_EQ(j.at("shapes").at(0).at("tuned").at("flipped"), true);
+  EXPECT_FALSE(j.at("shapes").at(0).at("heuristic").contains("flipped"));
+  EXPECT_EQ(from_json(j, "memory"), t);
+  EXPECT_EQ(choice_name(*flipped.tuned), "prod-128x256 flipped");
+}
+
 TEST(TuneTableFile, JsonNamesTheFormatVersionGpuAndLibrary) {
   const json j = to_json(sample_table());
   EXPECT_EQ(j.at("format"), "tcgemm-tuned-table");

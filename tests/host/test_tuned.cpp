@@ -56,7 +56,7 @@ GemmArgs tnr(std::int64_t m, std::int64_t n, std::int64_t k) {
 
 // A small table as the generated source holds one, sorted at compile time
 // (fields in declaration order: device, in, out, a, b, c, a_path, b_path,
-// epilogue, m, n, k, batch_count, config, k_splits, split_tail).
+// epilogue, m, n, k, batch_count, config, k_splits, split_tail, flipped).
 constexpr std::array kTable = tuned::sorted(std::array{
     Entry{kH200, DType::kBF16, DType::kBF16, Layout::kRowMajor, Layout::kColMajor,
           Layout::kColMajor, OperandPath::kTma, OperandPath::kTma, EpiloguePath::kTmaStore, 16,
@@ -84,6 +84,11 @@ constexpr std::array kTable = tuned::sorted(std::array{
     Entry{kH200, DType::kBF16, DType::kBF16, Layout::kRowMajor, Layout::kColMajor,
           Layout::kColMajor, OperandPath::kTma, OperandPath::kTma, EpiloguePath::kTmaStore, 6144,
           6144, 6144, 1, "prod-64x64", 5, true},
+    // The flipped orientation measured fastest (C^T = B^T A^T for a
+    // column-major C).
+    Entry{kH200, DType::kBF16, DType::kBF16, Layout::kRowMajor, Layout::kColMajor,
+          Layout::kColMajor, OperandPath::kTma, OperandPath::kTma, EpiloguePath::kTmaStore, 64,
+          14336, 4096, 1, "prod-128x64", 1, false, /*flipped=*/true},
     // The small-M path measured fastest: no tile choice (M = 1: C stored
     // from registers).
     Entry{kH200, DType::kBF16, DType::kBF16, Layout::kRowMajor, Layout::kColMajor,
@@ -114,6 +119,13 @@ TEST(TunedLookup, LastWaveSplitsComeThroughAndInvalidOnesAreIgnored) {
             (Choice{*tuned::config_index("prod-128x256"), 5, /*separate_reduction=*/false,
                     /*split_tail=*/true}));
   EXPECT_FALSE(lookup(kTable, kH200, tn(6144, 6144, 6144)));
+}
+
+TEST(TunedLookup, AFlippedEntryGivesAFlippedChoice) {
+  EXPECT_EQ(lookup(kTable, kH200, tn(64, 14336, 4096)),
+            (Choice{*tuned::config_index("prod-128x64"), 1, /*separate_reduction=*/false,
+                    /*split_tail=*/false, /*flipped=*/true}));
+  EXPECT_FALSE(lookup(kTable, kH200, tn(16, 4096, 4096))->flipped);
 }
 
 TEST(TunedLookup, AnotherDeviceNameFindsNothing) {
@@ -245,6 +257,11 @@ TEST(TunedGeneratedTable, HoldsEveryTunedShapeOfTheFixtureSorted) {
   EXPECT_TRUE(batched->split_tail);
   EXPECT_EQ(batched->k_splits, 3);
   EXPECT_FALSE(small->split_tail);
+  // "flipped": true on the row-major C's entry, absent (false) in the others.
+  const auto small_tnr = find(16, Layout::kRowMajor, DType::kBF16);
+  ASSERT_NE(small_tnr, table.end());
+  EXPECT_TRUE(small_tnr->flipped);
+  EXPECT_FALSE(small->flipped);
   EXPECT_EQ(find(1000, Layout::kColMajor, DType::kBF16), table.end());  // "tuned": null
 }
 
@@ -252,7 +269,9 @@ TEST(TunedGeneratedTable, LookupFindsTheFixturesChoices) {
   const std::span<const Entry> table = tuned::fixture_table();
   constexpr std::string_view device = "tcgemm fixture GPU";
   EXPECT_EQ(lookup(table, device, tn(16, 4096, 4096)), config_choice("prod-64x256", 8));
-  EXPECT_EQ(lookup(table, device, tnr(16, 4096, 4096)), config_choice("prod-128x64", 4));
+  EXPECT_EQ(lookup(table, device, tnr(16, 4096, 4096)),
+            (Choice{*tuned::config_index("prod-128x64"), 4, /*separate_reduction=*/false,
+                    /*split_tail=*/false, /*flipped=*/true}));
   // An entry naming a config the library no longer has is ignored.
   EXPECT_FALSE(lookup(table, device, tn(512, 512, 512)));
   EXPECT_FALSE(lookup(table, kH200, tn(16, 4096, 4096)));

@@ -152,10 +152,10 @@ std::optional<Measured> dispatcher_choice(const ShapeKey& key, const prod::Devic
   // (sm_90: the family's only target.)
   if (skinny_applies(args, 90))
     return Measured{std::string(tuned::kSkinnyKernel), 1, std::nullopt, "ok"};
-  const prod::Choice c = prod::select(prod::canonicalize(args), model);
+  const prod::Choice c = prod::select(args, model);
   const int splits = prod::effective_splits(key.k, c.k_splits);
   return Measured{std::string(prod::kConfigs[static_cast<std::size_t>(c.config)].name), splits,
-                  std::nullopt, "ok", splits > 1 && c.split_tail};
+                  std::nullopt, "ok", splits > 1 && c.split_tail, c.flipped};
 }
 
 int tune_main(int argc, char** argv) {

@@ -75,14 +75,17 @@ json measured_json(const Measured& m) {
             {"status", m.status}};
   // Only when set: files keep their form for every other choice.
   if (m.split_tail) j["split_tail"] = true;
+  if (m.flipped) j["flipped"] = true;
   return j;
 }
 
 Measured measured_of(const json& j, const std::string& where) {
-  // split_tail: absent in files from before it existed (every tile split).
+  // split_tail, flipped: absent in files from before they existed (every
+  // tile split; the native orientation).
   return {member<std::string>(j, "config", where), member<int>(j, "k_splits", where),
           optional_member<double>(j, "ms", where), member<std::string>(j, "status", where),
-          optional_member<bool>(j, "split_tail", where).value_or(false)};
+          optional_member<bool>(j, "split_tail", where).value_or(false),
+          optional_member<bool>(j, "flipped", where).value_or(false)};
 }
 
 json shape_json(const TunedShape& s) {
@@ -174,7 +177,7 @@ std::string elapsed_text(double seconds) {
 
 std::string choice_name(const Measured& m) {
   return m.config + (m.k_splits > 1 ? " k" + std::to_string(m.k_splits) : std::string()) +
-         (m.k_splits > 1 && m.split_tail ? " tail" : "");
+         (m.k_splits > 1 && m.split_tail ? " tail" : "") + (m.flipped ? " flipped" : "");
 }
 
 bool ShapeKey::operator==(const ShapeKey& o) const {
@@ -337,11 +340,12 @@ bool already_tuned(const TunedTable& table, const ShapeKey& key, bool force) {
 TunedShape with_heuristic(const TunedShape& shape, const Measured& choice) {
   TunedShape out = shape;
   out.heuristic = Measured{choice.config, choice.k_splits, std::nullopt, "not timed",
-                           choice.k_splits > 1 && choice.split_tail};
+                           choice.k_splits > 1 && choice.split_tail, choice.flipped};
   for (const CandidateTiming& c : shape.candidates) {
     const Measured& m = c.measured;
     if (m.config == out.heuristic.config && m.k_splits == out.heuristic.k_splits &&
-        (m.k_splits > 1 && m.split_tail) == out.heuristic.split_tail) {
+        (m.k_splits > 1 && m.split_tail) == out.heuristic.split_tail &&
+        m.flipped == out.heuristic.flipped) {
       out.heuristic = m;
       break;
     }

@@ -65,12 +65,14 @@ struct Measured {
   std::optional<double> ms;
   std::string status = "ok";
   bool split_tail = false;  // the split covers the last wave only (prod::Choice::split_tail)
+  bool flipped = false;     // the orientation opposite to C's layout (prod::Choice::flipped)
 
   bool operator==(const Measured&) const = default;
 };
 
 // A measured choice as the report names it: "prod-128x256", "prod-64x256 k8",
-// "prod-128x256 k5 tail" (a split of the last wave only).
+// "prod-128x256 k5 tail" (a split of the last wave only), "prod-128x64 k2
+// flipped" (the orientation opposite to C's layout).
 std::string choice_name(const Measured& m);
 
 // A candidate's full timing, as the file keeps it.

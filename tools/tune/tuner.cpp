@@ -33,7 +33,8 @@ struct Candidate {
   }
   std::string label() const {
     return choice ? config() + " k_splits=" + std::to_string(choice->k_splits) +
-                        (choice->split_tail ? " (last wave)" : "")
+                        (choice->split_tail ? " (last wave)" : "") +
+                        (choice->flipped ? " (flipped)" : "")
                   : config();
   }
 };
@@ -54,12 +55,18 @@ std::optional<Candidate> skinny_candidate(const GemmArgs& args, int compute_capa
                    }};
 }
 
-// The choices run: all of them, or the `max` of least estimate (in
-// candidates() order) and the heuristic's, which is always among them.
-std::vector<prod::Choice> run_list(const prod::Problem& problem, const prod::DeviceModel& model,
-                                   prod::Choice heuristic, int max) {
+// The choices run in one orientation (`problem`, canonicalize(args,
+// flipped)): all of them, or the `max` of least estimate (in candidates()
+// order) and the heuristic's, which is always among them when it is of this
+// orientation.
+std::vector<prod::Choice> run_list(const prod::Problem& problem, bool flipped,
+                                   const prod::DeviceModel& model, prod::Choice heuristic,
+                                   int max) {
   std::vector<prod::Choice> all = prod::candidates(problem, model);
-  if (std::find(all.begin(), all.end(), heuristic) == all.end()) all.push_back(heuristic);
+  for (prod::Choice& c : all) c.flipped = flipped;
+  if (heuristic.flipped == flipped && std::find(all.begin(), all.end(), heuristic) == all.end()) {
+    all.push_back(heuristic);
+  }
   if (max <= 0 || static_cast<int>(all.size()) <= max) return all;
   std::vector<std::pair<double, std::size_t>> ranked;
   for (std::size_t i = 0; i < all.size(); ++i) {
@@ -101,14 +108,18 @@ TunedShape Tuner::tune(const bench::Problem& problem, const TuneProgress& progre
   const bench::OperandSets operands(problem, bench::plan_sets(problem, device_.l2_bytes),
                                     options_.seed, stream_);
   const GemmArgs operand_args = operands.args(0, stream_);
-  const prod::Problem canonical = prod::canonicalize(operand_args);
-  const prod::Choice select = prod::select(canonical, model_);
-  // The candidates: the family's choices, then the small-M path where it
+  const prod::Choice select = prod::select(operand_args, model_);
+  // The candidates: the family's choices in both orientations (the one C's
+  // layout gives, then the flipped one), then the small-M path where it
   // applies. The "heuristic" is what the dispatcher runs without a table
   // entry: the small-M path where it applies, else prod::select's choice.
   std::vector<Candidate> candidates;
-  for (const prod::Choice& c : run_list(canonical, model_, select, method.max_candidates)) {
-    candidates.push_back(choice_candidate(c));
+  for (const bool flipped : {false, true}) {
+    const prod::Problem oriented = prod::canonicalize(operand_args, flipped);
+    for (const prod::Choice& c :
+         run_list(oriented, flipped, model_, select, method.max_candidates)) {
+      candidates.push_back(choice_candidate(c));
+    }
   }
   std::size_t heuristic = static_cast<std::size_t>(
       std::find_if(candidates.begin(), candidates.end(),
@@ -179,6 +190,7 @@ TunedShape Tuner::tune(const bench::Problem& problem, const TuneProgress& progre
     c.measured.config = candidates[i].config();
     c.measured.k_splits = candidates[i].choice ? candidates[i].choice->k_splits : 1;
     c.measured.split_tail = candidates[i].choice && candidates[i].choice->split_tail;
+    c.measured.flipped = candidates[i].choice && candidates[i].choice->flipped;
     c.measured.status = checks[i].status;
     if (checks[i].error) c.rel_err = checks[i].error->rel_fro;
     const auto at = std::find(timed.begin(), timed.end(), i);

@@ -19,7 +19,10 @@
 //             under the next tile's mainloop; otherwise (fp32 C, C that TMA
 //             cannot address, or M % 8 != 0, where a TMA store would write
 //             up to 7 rows past M: docs/hopper-notes.md) registers go to
-//             global memory, masked. The two are separate instances.
+//             global memory, masked. A flipped choice (the other
+//             orientation: C^T for a column-major C, C for a row-major one)
+//             writes its output row-major from registers. Each way of
+//             storing C is its own instance (CStore).
 //
 // Shape, K, alignment and batch are all runtime data: out-of-bounds boxes
 // load as zeros, so any M, N, K >= 1 runs on the same path.
@@ -243,6 +246,80 @@ __device__ __forceinline__ void store_packed_part(int part,
   }
 }
 
+// --- epilogue: registers to a row-major C -------------------------------------
+
+// Two consecutive elements of C in one load or store.
+template <typename T>
+struct PairOf;
+template <>
+struct PairOf<__nv_bfloat16> {
+  using type = __nv_bfloat162;
+  static __device__ __forceinline__ type make(float x, float y) {
+    return __floats2bfloat162_rn(x, y);
+  }
+  static __device__ __forceinline__ float2 unpack(type v) { return __bfloat1622float2(v); }
+};
+template <>
+struct PairOf<__half> {
+  using type = __half2;
+  static __device__ __forceinline__ type make(float x, float y) { return __floats2half2_rn(x, y); }
+  static __device__ __forceinline__ float2 unpack(type v) { return __half22float2(v); }
+};
+template <>
+struct PairOf<float> {
+  using type = float2;
+  static __device__ __forceinline__ type make(float x, float y) { return make_float2(x, y); }
+  static __device__ __forceinline__ float2 unpack(type v) { return v; }
+};
+
+// One consumer's 64 x kN accumulators, top-left element C(row0, col0), to a
+// row-major C (CStore::kRowMajor): element (r, c) at r * ldc + c, masked at
+// the M and N edges. A thread holds columns c and c + 1 of rows r and r + 8
+// (ptx/wgmma.cuh): each pair leaves in one store where C's base and an even
+// ldc keep it aligned (c is even), element by element otherwise.
+template <typename TOut, int kN>
+__device__ __forceinline__ void store_accumulators_row_major(const float (&acc)[kN / 2],
+                                                             const hopper::EpilogueParams& p,
+                                                             std::int64_t row0, std::int64_t col0) {
+  using Pair = PairOf<TOut>;
+  const int lane = threadIdx.x % 32;
+  const std::int64_t row = row0 + (threadIdx.x % tcgemm::prod::kWarpgroupThreads) / 32 * 16 + lane / 4;
+  const std::int64_t col = col0 + 2 * (lane % 4);
+  const bool paired = p.ldc % 2 == 0 &&
+                      reinterpret_cast<std::uintptr_t>(p.c) % sizeof(typename Pair::type) == 0;
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const std::int64_t r = row + 8 * h;
+    if (r >= p.m) continue;
+    TOut* const out_row = static_cast<TOut*>(p.c) + r * p.ldc + col;
+#pragma unroll
+    for (int j = 0; j < kN / 8; ++j) {
+      TOut* const out = out_row + 8 * j;
+      const std::int64_t c = col + 8 * j;
+      float x = p.alpha * acc[4 * j + 2 * h];
+      float y = p.alpha * acc[4 * j + 2 * h + 1];
+      if (paired && c + 1 < p.n) {
+        auto* const pair = reinterpret_cast<typename Pair::type*>(out);
+        if (p.beta != 0.0f) {
+          const float2 old = Pair::unpack(*pair);
+          x += p.beta * old.x;
+          y += p.beta * old.y;
+        }
+        *pair = Pair::make(x, y);
+      } else {
+        if (c < p.n) {
+          if (p.beta != 0.0f) x += p.beta * to_float(out[0]);
+          out[0] = from_float<TOut>(x);
+        }
+        if (c + 1 < p.n) {
+          if (p.beta != 0.0f) y += p.beta * to_float(out[1]);
+          out[1] = from_float<TOut>(y);
+        }
+      }
+    }
+  }
+}
+
 // --- split-K: the reduction in place ------------------------------------------
 
 // The counters of one consumer slice of a split tile (Params::split_flags,
@@ -274,7 +351,7 @@ inline constexpr long long kShareWaitCycles = 40000;
 // order: the same bits whoever adds them) is cut into k_splits shares of
 // 8-column chunks, and the pieces that are there take shares one at a time
 // until none is left, each storing its share of C (alpha, beta;
-// column-major after canonicalization). A piece that arrives before the last
+// column-major after canonicalization, row-major with kRowMajorC). A piece that arrives before the last
 // waits up to kShareWaitCycles for the others (when they run in the same
 // round of the persistent grid), then takes shares too; the last to arrive
 // takes whatever is left, so the reduction always completes, spread over up
@@ -291,7 +368,7 @@ inline constexpr long long kShareWaitCycles = 40000;
 // a split piece's mainloop: 2048^3 split in two on prod-128x128 ran 2.5x
 // the unsplit time, H200, docs/production.md.) Chunks past C's last column
 // and warps whose 16 rows are all past M are neither written nor summed.
-template <typename TOut, typename S>
+template <typename TOut, typename S, bool kRowMajorC>
 __device__ __forceinline__ void split_k_fixup(const float (&acc)[S::BN / 2], const Params& p,
                                               std::int64_t tile_slot, std::int32_t split,
                                               std::int32_t batch, std::int64_t row0,
@@ -357,8 +434,8 @@ __device__ __forceinline__ void split_k_fixup(const float (&acc)[S::BN / 2], con
     const auto add = [](float4 x, float4 y) {
       return make_float4(x.x + y.x, x.y + y.y, x.z + y.z, x.w + y.w);
     };
-    TOut* const c =
-        static_cast<TOut*>(p.c) + std::int64_t{batch} * p.stride_c + col0 * p.ldc + row0;
+    TOut* const c = static_cast<TOut*>(p.c) + std::int64_t{batch} * p.stride_c +
+                    (kRowMajorC ? row0 * p.ldc + col0 : col0 * p.ldc + row0);
     for (;;) {
       if (leader) share_of[consumer] = static_cast<int>(atomicAdd(&flags->claimed, 1u));
       ptx::named_barrier_sync(barrier, kThreads);
@@ -391,16 +468,17 @@ __device__ __forceinline__ void split_k_fixup(const float (&acc)[S::BN / 2], con
           const int j = j0 + u;
           if (j >= end) continue;
           // Fragment element v: row + 8 (v / 2), column 8 j + col + v % 2;
-          // each column's two rows back to back.
+          // in a column-major C each column's two rows back to back.
           const float values[4] = {sum[u].x, sum[u].y, sum[u].z, sum[u].w};
-          constexpr int kColumnOrder[4] = {0, 2, 1, 3};
+          constexpr int kOrder[4] = {0, kRowMajorC ? 1 : 2, kRowMajorC ? 2 : 1, 3};
 #pragma unroll
           for (int i = 0; i < 4; ++i) {
-            const int v = kColumnOrder[i];
+            const int v = kOrder[i];
             const int r = row + (v / 2) * 8;
             const int cc = j * 8 + col + v % 2;
             if (r < rows && cc < cols) {
-              TOut* const out = c + std::int64_t{cc} * p.ldc + r;
+              TOut* const out = kRowMajorC ? c + std::int64_t{r} * p.ldc + cc
+                                           : c + std::int64_t{cc} * p.ldc + r;
               float value = p.alpha * values[v];
               if (p.beta != 0.0f) value += p.beta * to_float(*out);
               *out = from_float<TOut>(value);
@@ -427,16 +505,19 @@ __device__ __forceinline__ void split_k_fixup(const float (&acc)[S::BN / 2], con
 
 // --- the kernel ---------------------------------------------------------------
 
-// kTmaStore: C goes out through TMA stores (16-bit C that TMA addresses, M
-// a multiple of 8); otherwise from registers. Two instances rather than a
-// runtime branch: the register-to-global path is ~5k instructions of
-// unrolled, masked stores, and compiled into the TMA-store kernel it cost
-// about 4% at 4096^3 though it never ran (H200; docs/production.md).
-template <int kConfig, Major kMajorA, Major kMajorB, typename TIn, typename TOut, bool kTmaStore>
+// kStore: C goes out through TMA stores (CStore::kTma: 16-bit C that TMA
+// addresses, M a multiple of 8), or from registers, column- or row-major.
+// Instances rather than a runtime branch: the register-to-global path is ~5k
+// instructions of unrolled, masked stores, and compiled into the TMA-store
+// kernel it cost about 4% at 4096^3 though it never ran (H200;
+// docs/production.md).
+template <int kConfig, Major kMajorA, Major kMajorB, typename TIn, typename TOut, CStore kStore>
 __global__ void __launch_bounds__(Shape<kConfig>::kThreads, Shape<kConfig>::kCtasPerSm)
     kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
            const __grid_constant__ CUtensorMap map_c, const __grid_constant__ Params p) {
   using S = Shape<kConfig>;
+  constexpr bool kTmaStore = kStore == CStore::kTma;
+  constexpr bool kRowMajorC = kStore == CStore::kRowMajor;
   constexpr bool kMnA = kMajorA == Major::kMN;
   constexpr bool kMnB = kMajorB == Major::kMN;
   extern __shared__ std::uint8_t smem_raw[];
@@ -673,6 +754,8 @@ __global__ void __launch_bounds__(Shape<kConfig>::kThreads, Shape<kConfig>::kCta
             store_slice<TOut, S, 0, S::kCParts>(acc, smem.c[consumer], &map_c, ep, row0, col0,
                                                 c_batch, c_barrier, leader);
           }
+        } else if constexpr (kRowMajorC) {
+          store_accumulators_row_major<TOut, S::BN>(acc, ep, row0, col0);
         } else {
           hopper::store_accumulators<TOut, S::BN, true>(acc, ep, row0, col0);
         }
@@ -693,7 +776,7 @@ __global__ void __launch_bounds__(Shape<kConfig>::kThreads, Shape<kConfig>::kCta
           const std::int64_t tile_slot =
               std::int64_t{split_piece / static_cast<std::uint32_t>(p.k_splits)} * S::kClusterM +
               rank;
-          split_k_fixup<TOut, S>(acc, p, tile_slot, work.split, work.batch, row0, col0, consumer,
+          split_k_fixup<TOut, S, kRowMajorC>(acc, p, tile_slot, work.split, work.batch, row0, col0, consumer,
                                  c_barrier, leader);
           continue;
         }
@@ -732,10 +815,10 @@ __global__ void __launch_bounds__(Shape<kConfig>::kThreads, Shape<kConfig>::kCta
 // cluster gets the same number of tiles, or one less (a tail split: every
 // resident cluster, and the whole units it runs before the split ones). Runs
 // before anything is enqueued.
-template <int kConfig, Major kMajorA, Major kMajorB, typename TIn, typename TOut, bool kTmaStore>
+template <int kConfig, Major kMajorA, Major kMajorB, typename TIn, typename TOut, CStore kStore>
 Status prepare_instance(Launch& l) {
   using S = Shape<kConfig>;
-  auto* k = &kernel<kConfig, kMajorA, kMajorB, TIn, TOut, kTmaStore>;
+  auto* k = &kernel<kConfig, kMajorA, kMajorB, TIn, TOut, kStore>;
   constexpr std::size_t kSmem = tcgemm::prod::smem_bytes(S::kTile, sizeof(TOut));
   static_assert(sizeof(SharedStorage<TIn, TOut, kConfig>) + 1024 == kSmem,
                 "config.h's smem_bytes must describe SharedStorage");
@@ -781,42 +864,45 @@ Status prepare_instance(Launch& l) {
   return Status::success();
 }
 
-template <int kConfig, Major kMajorA, Major kMajorB, typename TIn, typename TOut, bool kTmaStore>
+template <int kConfig, Major kMajorA, Major kMajorB, typename TIn, typename TOut, CStore kStore>
 Status launch_instance(const Launch& l) {
   using S = Shape<kConfig>;
-  auto* k = &kernel<kConfig, kMajorA, kMajorB, TIn, TOut, kTmaStore>;
+  auto* k = &kernel<kConfig, kMajorA, kMajorB, TIn, TOut, kStore>;
   constexpr std::size_t kSmem = tcgemm::prod::smem_bytes(S::kTile, sizeof(TOut));
   return launch_dependent_kernel(k, l.name, dim3(l.ctas), S::kThreads, kSmem, S::kClusterM,
                                  l.stream, l.map_a, l.map_b, l.map_c, l.params);
 }
 
-template <int kConfig, Major kMajorA, Major kMajorB, typename TIn, typename TOut, bool kTmaStore>
+template <int kConfig, Major kMajorA, Major kMajorB, typename TIn, typename TOut, CStore kStore>
 constexpr Instance instance() {
-  return {&prepare_instance<kConfig, kMajorA, kMajorB, TIn, TOut, kTmaStore>,
-          &launch_instance<kConfig, kMajorA, kMajorB, TIn, TOut, kTmaStore>};
+  return {&prepare_instance<kConfig, kMajorA, kMajorB, TIn, TOut, kStore>,
+          &launch_instance<kConfig, kMajorA, kMajorB, TIn, TOut, kStore>};
 }
 
 // The instance table of one (input, output) dtype pair, in instance_index
-// order: every table row, every A and B major-ness, both epilogues (fp32 C
-// has the register one only).
-template <typename TIn, typename TOut, int kConfig, bool kTmaStore>
+// order: every table row, every A and B major-ness, every way of storing C
+// (fp32 C has no TMA store: its kTma slots hold the column-major register
+// instance).
+template <typename TIn, typename TOut, int kConfig, CStore kStore>
 void fill_instances(InstanceTable& table) {
-  constexpr bool kTma = kTmaStore && sizeof(TOut) == 2;
-  table[instance_index(kConfig, Major::kK, Major::kK, kTmaStore)] =
-      instance<kConfig, Major::kK, Major::kK, TIn, TOut, kTma>();
-  table[instance_index(kConfig, Major::kK, Major::kMN, kTmaStore)] =
-      instance<kConfig, Major::kK, Major::kMN, TIn, TOut, kTma>();
-  table[instance_index(kConfig, Major::kMN, Major::kK, kTmaStore)] =
-      instance<kConfig, Major::kMN, Major::kK, TIn, TOut, kTma>();
-  table[instance_index(kConfig, Major::kMN, Major::kMN, kTmaStore)] =
-      instance<kConfig, Major::kMN, Major::kMN, TIn, TOut, kTma>();
+  constexpr CStore kCompiled =
+      kStore == CStore::kTma && sizeof(TOut) != 2 ? CStore::kColMajor : kStore;
+  table[instance_index(kConfig, Major::kK, Major::kK, kStore)] =
+      instance<kConfig, Major::kK, Major::kK, TIn, TOut, kCompiled>();
+  table[instance_index(kConfig, Major::kK, Major::kMN, kStore)] =
+      instance<kConfig, Major::kK, Major::kMN, TIn, TOut, kCompiled>();
+  table[instance_index(kConfig, Major::kMN, Major::kK, kStore)] =
+      instance<kConfig, Major::kMN, Major::kK, TIn, TOut, kCompiled>();
+  table[instance_index(kConfig, Major::kMN, Major::kMN, kStore)] =
+      instance<kConfig, Major::kMN, Major::kMN, TIn, TOut, kCompiled>();
 }
 
 template <typename TIn, typename TOut, std::size_t... kConfig>
 InstanceTable make_instance_table(std::index_sequence<kConfig...>) {
   InstanceTable table{};
-  (fill_instances<TIn, TOut, static_cast<int>(kConfig), false>(table), ...);
-  (fill_instances<TIn, TOut, static_cast<int>(kConfig), true>(table), ...);
+  (fill_instances<TIn, TOut, static_cast<int>(kConfig), CStore::kColMajor>(table), ...);
+  (fill_instances<TIn, TOut, static_cast<int>(kConfig), CStore::kRowMajor>(table), ...);
+  (fill_instances<TIn, TOut, static_cast<int>(kConfig), CStore::kTma>(table), ...);
   return table;
 }
 

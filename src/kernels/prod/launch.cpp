@@ -35,11 +35,12 @@ using tcgemm::prod::Problem;
 
 using tcgemm::prod::Choice;
 
-// The choice `config` names (its best split), or the dispatcher's when it is
-// kAutoConfig: the tuned table's entry for the problem if it has one, else
-// the heuristic's (kInvariantConfig: the batch-invariant pick, never the
-// table's, whose entries depend on M).
-Status resolve(const GemmArgs& args, const Problem& problem, int config, Choice* choice) {
+// The choice `config` names (its best split, in the native orientation), or
+// the dispatcher's when it is kAutoConfig: the tuned table's entry for the
+// problem if it has one, else the heuristic's over both orientations
+// (kInvariantConfig: the batch-invariant pick, never the table's, whose
+// entries depend on M).
+Status resolve(const GemmArgs& args, int config, Choice* choice) {
   if (config == kAutoConfig) {
     if (const std::optional<Choice> tuned = tcgemm::tuned::lookup_current_device(args)) {
       *choice = *tuned;
@@ -49,9 +50,9 @@ Status resolve(const GemmArgs& args, const Problem& problem, int config, Choice*
   tcgemm::prod::DeviceModel model;
   if (Status s = prod::device_model(args, &model); !s.ok()) return s;
   if (config >= 0) {
-    *choice = tcgemm::prod::select_split(problem, model, config);
+    *choice = tcgemm::prod::select_split(tcgemm::prod::canonicalize(args), model, config);
   } else {
-    *choice = tcgemm::prod::select(problem, model, config == kInvariantConfig);
+    *choice = tcgemm::prod::select(args, model, config == kInvariantConfig);
   }
   return Status::success();
 }
@@ -118,7 +119,7 @@ ScratchLayout scratch_layout(const Problem& problem, const Choice& choice,
 namespace prod {
 
 Status resolve_choice(const GemmArgs& args, int config, Choice* choice) {
-  return resolve(args, tcgemm::prod::canonicalize(args), config, choice);
+  return resolve(args, config, choice);
 }
 
 bool config_of_kernel(std::string_view kernel_name, int* config) {
@@ -203,7 +204,7 @@ Status device_model(const GemmArgs& args, tcgemm::prod::DeviceModel* model) {
 }
 
 std::size_t workspace_choice(const GemmArgs& args, Choice choice) {
-  const Problem problem = tcgemm::prod::canonicalize(args);
+  const Problem problem = tcgemm::prod::oriented(args, choice);
   // Before a launch has its grid, a tail split's split units are bounded by
   // the clusters the device could hold at most.
   std::int64_t max_resident = tcgemm::prod::work_units(problem, choice.config);
@@ -227,12 +228,12 @@ std::size_t workspace_prod(const GemmArgs& args, int config) {
 }
 
 std::string describe_prod(const GemmArgs& args, int config) {
-  const Problem problem = tcgemm::prod::canonicalize(args);
   Choice choice;
-  if (!resolve(args, problem, config, &choice).ok()) {
+  if (!resolve(args, config, &choice).ok()) {
     return "config unknown (no device to select by)";
   }
-  return tcgemm::prod::to_string(tcgemm::prod::launch_config(problem, choice));
+  return tcgemm::prod::to_string(
+      tcgemm::prod::launch_config(tcgemm::prod::oriented(args, choice), choice));
 }
 
 Status launch_prod(const GemmArgs& args, int config) {
@@ -244,7 +245,7 @@ Status launch_prod(const GemmArgs& args, int config) {
 }
 
 Status prod::prepare(const GemmArgs& args, Choice choice, PreparedLaunch* out) {
-  Problem problem = tcgemm::prod::canonicalize(args);
+  Problem problem = tcgemm::prod::oriented(args, choice);
   const tcgemm::prod::ConfigEntry& entry = kConfigs[choice.config];
   const tcgemm::prod::TileConfig& tile = entry.tile;
   const GemmArgs& c = problem.args;
@@ -307,11 +308,17 @@ Status prod::prepare(const GemmArgs& args, Choice choice, PreparedLaunch* out) {
                                            ") past the 32-bit batch coordinate"};
   }
 
+  // How the instance stores C: a second kernel's dense fp32 slices are
+  // column-major whatever C is (the reduction writes C).
+  const bool to_slices = prepared.split && !prepared.split_in_place;
+  const CStore store = to_slices             ? CStore::kColMajor
+                       : problem.c_row_major ? CStore::kRowMajor
+                       : prepared.tma_c      ? CStore::kTma
+                                             : CStore::kColMajor;
   // The first step binds the device context the tensor-map encoder needs.
-  prepared.instance = &instances(c.a.dtype, prepared.split && !prepared.split_in_place
-                                                ? DType::kFP32
-                                                : c.c.dtype)[static_cast<std::size_t>(
-      prod::instance_index(choice.config, problem.a.major, problem.b.major, prepared.tma_c))];
+  prepared.instance = &instances(c.a.dtype, to_slices ? DType::kFP32 : c.c.dtype)
+      [static_cast<std::size_t>(
+          prod::instance_index(choice.config, problem.a.major, problem.b.major, store))];
   if (Status s = prepared.instance->prepare(launch); !s.ok()) return s;
 
   const std::int64_t units = tcgemm::prod::work_units(problem, choice.config);
@@ -327,7 +334,7 @@ Status prod::prepare(const GemmArgs& args, Choice choice, PreparedLaunch* out) {
       // Unsplit, C can leave by TMA store after all: that instance.
       prepared.tma_c = true;
       prepared.instance = &instances(c.a.dtype, c.c.dtype)[static_cast<std::size_t>(
-          prod::instance_index(choice.config, problem.a.major, problem.b.major, true))];
+          prod::instance_index(choice.config, problem.a.major, problem.b.major, CStore::kTma))];
       if (Status s = prepared.instance->prepare(launch); !s.ok()) return s;
     }
   }
@@ -396,6 +403,7 @@ Status prod::prepare(const GemmArgs& args, Choice choice, PreparedLaunch* out) {
   reduction.m = c.m;
   reduction.n = c.n;
   reduction.ldc = c.c.ld;
+  reduction.c_row_major = problem.c_row_major;
   reduction.stride_c = c_batched ? c.c.stride : 0;
   reduction.batch_count = c.batch_count;
   return Status::success();

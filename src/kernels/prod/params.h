@@ -18,9 +18,21 @@ namespace tcgemm::kernels::prod {
 
 using tcgemm::prod::Major;
 
+// How an instance stores C, in the kernel's coordinates (after any C^T =
+// B^T A^T swap): column-major through TMA stores or from registers, or
+// row-major from registers (a flipped choice, problem.h's Choice::flipped:
+// the orientation opposite to the one C's layout gives).
+enum class CStore : std::uint8_t {
+  kTma = 0,       // column-major, staged with stmatrix and stored by TMA
+  kColMajor = 1,  // column-major, registers to global memory (masked)
+  kRowMajor = 2,  // row-major, registers to global memory (masked)
+};
+inline constexpr int kCStores = 3;
+
 // The kernel's scalar parameters (one __grid_constant__ struct).
 struct Params {
-  // C (column-major after canonicalization), batch entry 0.
+  // C, batch entry 0: column-major, or row-major for a CStore::kRowMajor
+  // instance (ldc is then the distance between rows).
   void* c = nullptr;
   std::int64_t ldc = 0;
   std::int64_t stride_c = 0;
@@ -85,11 +97,12 @@ struct Instance {
 };
 
 // The instances of one (input, output) dtype pair, by config, A and B
-// major-ness and epilogue (TMA store or registers to global).
-using InstanceTable = std::array<Instance, tcgemm::prod::kConfigCount * 8>;
+// major-ness and how C is stored.
+using InstanceTable = std::array<Instance, tcgemm::prod::kConfigCount * 4 * kCStores>;
 
-constexpr int instance_index(int config, Major a, Major b, bool tma_store) {
-  return ((config * 2 + static_cast<int>(a)) * 2 + static_cast<int>(b)) * 2 + (tma_store ? 1 : 0);
+constexpr int instance_index(int config, Major a, Major b, CStore store) {
+  return ((config * 2 + static_cast<int>(a)) * 2 + static_cast<int>(b)) * kCStores +
+         static_cast<int>(store);
 }
 
 // The six tables, one per instances_<in>_<out>.cu.

@@ -31,7 +31,8 @@ struct LaunchConfig {
   int k_splits = 1;
   bool split_tail = false;      // only the last wave's tiles split (Choice::split_tail)
   bool split_in_place = false;  // the pieces of a tile reduce it (else a second kernel)
-  bool swapped = false;         // C^T = B^T A^T (C was row-major)
+  bool swapped = false;         // C^T = B^T A^T (A and B swapped)
+  bool c_row_major = false;     // the kernel's output row-major (Choice::flipped)
   Major a_major = Major::kK;
   Major b_major = Major::kK;
   OperandPath a_path = OperandPath::kTma;
@@ -60,18 +61,25 @@ struct OperandView {
   OperandPath path = OperandPath::kTma;
 };
 
-// The problem after canonicalization: C column-major.
+// The problem after canonicalization: the kernel computes C, or C^T = B^T
+// A^T with A and B (and M and N) swapped, and writes its output column-major
+// in its own coordinates: the native orientation, the one C's layout gives
+// (C^T for a row-major C). A flipped problem is the other orientation (C^T
+// for a column-major C, C for a row-major one), its output row-major in the
+// kernel's coordinates and stored from registers (EpiloguePath::kDirect).
 struct Problem {
-  GemmArgs args;         // A, B, M, N swapped when `swapped`; C's layout column-major
-  bool swapped = false;  // the caller's C was row-major: C^T = B^T A^T
+  GemmArgs args;         // A, B, M, N swapped when `swapped`; C's layout as the kernel writes it
+  bool swapped = false;  // C^T = B^T A^T: the caller's C row-major, or a column-major C flipped
+  bool c_row_major = false;  // flipped: the kernel's output is row-major (ldc apart)
   OperandView a;
   OperandView b;
   EpiloguePath epilogue = EpiloguePath::kTmaStore;
 };
 
 // Builds the kernel's view of a problem validate() accepted (M, N, K >= 1,
-// bf16/fp16 inputs).
-Problem canonicalize(const GemmArgs& args);
+// bf16/fp16 inputs), in the native orientation or, with `flipped`, the
+// other one.
+Problem canonicalize(const GemmArgs& args, bool flipped = false);
 
 // The dense, 16-byte-aligned copy a kRepack operand is streamed from: ld
 // rounded up to 8 elements, batch entries back to back (one when shared).
@@ -149,6 +157,14 @@ struct Choice {
   // pieces each, so that the last wave fills the device too. Reduced in
   // place; one CTA per SM only. Without it every unit is split.
   bool split_tail = false;
+  // Run the problem in the orientation opposite to the one C's layout gives
+  // (canonicalize(args, true)): for a column-major C the kernel computes
+  // C^T = B^T A^T, for a row-major C it computes C as given, and either way
+  // writes its output row-major from registers. Small M is the case for
+  // it: the swap puts the few rows of C on the kernel's N, whatever C's
+  // layout. A Choice's config, splits and estimate refer to the problem in
+  // its own orientation.
+  bool flipped = false;
 
   constexpr bool operator==(const Choice&) const = default;
 };
@@ -205,6 +221,19 @@ double estimate_cycles(const Problem& problem, const DeviceModel& device, Choice
 // the same N and K, so each row of C comes out of the same kernel, with the
 // same summation order, whatever M is.
 Choice select(const Problem& problem, const DeviceModel& device, bool batch_invariant = false);
+
+// The heuristic's pick over both orientations of `args` (validate() passed,
+// M, N, K >= 1): select() on the native problem and on the flipped one, the
+// flipped choice taken only where its estimate, with the register
+// epilogue's cost when the native problem's C would leave by TMA store,
+// is lower. With `batch_invariant`, the native orientation only (an
+// orientation that changed with M would change the summation order).
+Choice select(const GemmArgs& args, const DeviceModel& device, bool batch_invariant = false);
+
+// The Problem a choice runs: canonicalize(args, choice.flipped).
+inline Problem oriented(const GemmArgs& args, const Choice& choice) {
+  return canonicalize(args, choice.flipped);
+}
 
 // The heuristic's best K split for table row `config` (a kernel named by the
 // caller: "prod-128x128"), with select()'s exclusion of last-wave splits
