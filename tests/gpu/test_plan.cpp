@@ -120,6 +120,31 @@ TEST_F(GemmPlanTest, RunIsExactAndRunsAgainWithNewPointers) {
   }
 }
 
+// A plan of a choice in the flipped orientation (the kernel's output
+// row-major, from registers, here a K split reduced in place): made for a C
+// whose element pairs are aligned, it runs as exactly on a C one element
+// off, whose pairs are not.
+TEST_F(GemmPlanTest, AFlippedChoiceRunsOnACOfAnyElementAlignment) {
+  GemmCase c;
+  c.m = 24;  // few rows, column-major C: the heuristic flips it (no table entry)
+  c.n = 3072;
+  c.k = 2048;
+  c.beta = 1.0f;
+  c.seed = 17;
+  const std::string what = describe_case(c);
+  GuardedProblem first(c);
+  GemmPlan plan;
+  ASSERT_TRUE(IsOk(GemmPlan::create(first.args(), {}, &plan))) << what;
+  EXPECT_NE(plan.description().config.find("flipped"), std::string::npos)
+      << "the heuristic no longer flips " << what << ": " << plan.description().config;
+  expect_exact_run(plan, first, nullptr, what + " (flipped plan)");
+  GemmCase shifted = c;
+  shifted.c_offset = 1;
+  shifted.seed = 18;
+  GuardedProblem second(shifted);
+  expect_exact_run(plan, second, nullptr, what + " (flipped plan, C one element off)");
+}
+
 TEST_F(GemmPlanTest, RunIsCapturedInACudaGraph) {
   cudaStream_t stream = nullptr;
   TCGEMM_CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));

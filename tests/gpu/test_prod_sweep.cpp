@@ -1150,7 +1150,11 @@ TEST_F(ProdBatch, BatchCountPast65535ComputesEveryEntry) {
 
 // Cases with several k-tiles, so that K splits of 2 or more happen: aligned
 // with beta 1; odd leading dimensions and offsets (repacked operands), fp32
-// out, beta 2; a batch over one B, alpha -1; M = 1.
+// out, beta 2; a batch over one B, alpha -1; M = 1; and for the element
+// pairs a row-major output stores in one instruction where C's alignment
+// allows (a flipped choice): fp32 C with even leading dimensions, beta -1,
+// batch entries of C 7 elements apart (every other entry's pairs
+// misaligned), and fp16 C with beta 2.
 std::vector<GemmCase> split_cases() {
   std::vector<GemmCase> cases;
   std::uint64_t seed = 0x5e1170000;
@@ -1168,6 +1172,13 @@ std::vector<GemmCase> split_cases() {
     c.alpha = -1.0f;
     cases.push_back(c);
     c = make_case(1, 264, 392, o, DType::kBF16, DType::kBF16, ++seed);
+    cases.push_back(c);
+    c = make_case(72, 136, 264, o, DType::kFP16, DType::kFP32, ++seed);
+    c.batch = BatchMode::kPadded;
+    c.beta = -1.0f;
+    cases.push_back(c);
+    c = make_case(96, 80, 136, o, DType::kBF16, DType::kFP16, ++seed);
+    c.beta = 2.0f;
     cases.push_back(c);
   }
   return cases;

@@ -283,10 +283,11 @@ __device__ __forceinline__ void store_accumulators_row_major(const float (&acc)[
                                                              std::int64_t row0, std::int64_t col0) {
   using Pair = PairOf<TOut>;
   const int lane = threadIdx.x % 32;
-  const std::int64_t row = row0 + (threadIdx.x % tcgemm::prod::kWarpgroupThreads) / 32 * 16 + lane / 4;
+  const std::int64_t row =
+      row0 + (threadIdx.x % tcgemm::prod::kWarpgroupThreads) / 32 * 16 + lane / 4;
   const std::int64_t col = col0 + 2 * (lane % 4);
-  const bool paired = p.ldc % 2 == 0 &&
-                      reinterpret_cast<std::uintptr_t>(p.c) % sizeof(typename Pair::type) == 0;
+  const bool paired =
+      p.ldc % 2 == 0 && reinterpret_cast<std::uintptr_t>(p.c) % sizeof(typename Pair::type) == 0;
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
     const std::int64_t r = row + 8 * h;
@@ -351,12 +352,12 @@ inline constexpr long long kShareWaitCycles = 40000;
 // order: the same bits whoever adds them) is cut into k_splits shares of
 // 8-column chunks, and the pieces that are there take shares one at a time
 // until none is left, each storing its share of C (alpha, beta;
-// column-major after canonicalization, row-major with kRowMajorC). A piece that arrives before the last
-// waits up to kShareWaitCycles for the others (when they run in the same
-// round of the persistent grid), then takes shares too; the last to arrive
-// takes whatever is left, so the reduction always completes, spread over up
-// to k_splits SMs instead of one. `tile_slot` numbers the launch's split
-// tiles (0 .. split tiles - 1), a cluster's tiles next to each other.
+// column-major after canonicalization, row-major with kRowMajorC). A piece
+// that arrives before the last waits up to kShareWaitCycles for the others
+// (when they run in the same round of the persistent grid), then takes
+// shares too; the last to arrive takes whatever is left, so the reduction
+// always completes, spread over up to k_splits SMs instead of one. `tile_slot` numbers the launch's
+// split tiles (0 .. split tiles - 1), a cluster's tiles next to each other.
 //
 // A slot holds the accumulators in their wgmma fragment order, not C's:
 // [chunk j][thread t] float4s, chunk j being fragment elements 4j .. 4j + 3
@@ -477,8 +478,8 @@ __device__ __forceinline__ void split_k_fixup(const float (&acc)[S::BN / 2], con
             const int r = row + (v / 2) * 8;
             const int cc = j * 8 + col + v % 2;
             if (r < rows && cc < cols) {
-              TOut* const out = kRowMajorC ? c + std::int64_t{r} * p.ldc + cc
-                                           : c + std::int64_t{cc} * p.ldc + r;
+              TOut* const out =
+                  kRowMajorC ? c + std::int64_t{r} * p.ldc + cc : c + std::int64_t{cc} * p.ldc + r;
               float value = p.alpha * values[v];
               if (p.beta != 0.0f) value += p.beta * to_float(*out);
               *out = from_float<TOut>(value);
@@ -776,8 +777,8 @@ __global__ void __launch_bounds__(Shape<kConfig>::kThreads, Shape<kConfig>::kCta
           const std::int64_t tile_slot =
               std::int64_t{split_piece / static_cast<std::uint32_t>(p.k_splits)} * S::kClusterM +
               rank;
-          split_k_fixup<TOut, S, kRowMajorC>(acc, p, tile_slot, work.split, work.batch, row0, col0, consumer,
-                                 c_barrier, leader);
+          split_k_fixup<TOut, S, kRowMajorC>(acc, p, tile_slot, work.split, work.batch, row0, col0,
+                                             consumer, c_barrier, leader);
           continue;
         }
       }

@@ -294,8 +294,10 @@ Status prod::prepare(const GemmArgs& args, Choice choice, PreparedLaunch* out) {
   // entry and split (a 3-D C); one reduced in place stores C itself.
   p.c_batched = c_batched || (prepared.split && !prepared.split_in_place) ? 1 : 0;
   if (prepared.split && !prepared.split_in_place) {
-    // C is the partial slices: e = batch * splits + split, dense M x N.
-    p.ldc = c.m;
+    // C is the partial slices: e = batch * splits + split, dense M x N,
+    // column-major, or row-major as the output of a flipped choice (so that
+    // the reduction reads and writes along C's contiguous dimension).
+    p.ldc = problem.c_row_major ? c.n : c.m;
     p.stride_c = c.m * c.n;
   }
   if (sched::ceil_div(p.tiles_m, tile.cluster_m) * p.tiles_n > sched::HilbertOrder::kMaxItems) {
@@ -308,16 +310,16 @@ Status prod::prepare(const GemmArgs& args, Choice choice, PreparedLaunch* out) {
                                            ") past the 32-bit batch coordinate"};
   }
 
-  // How the instance stores C: a second kernel's dense fp32 slices are
-  // column-major whatever C is (the reduction writes C).
+  // How the instance stores C (or a second kernel's dense fp32 slices, laid
+  // out as C is).
   const bool to_slices = prepared.split && !prepared.split_in_place;
-  const CStore store = to_slices             ? CStore::kColMajor
-                       : problem.c_row_major ? CStore::kRowMajor
+  const CStore store = problem.c_row_major ? CStore::kRowMajor
+                       : to_slices           ? CStore::kColMajor
                        : prepared.tma_c      ? CStore::kTma
                                              : CStore::kColMajor;
   // The first step binds the device context the tensor-map encoder needs.
-  prepared.instance = &instances(c.a.dtype, to_slices ? DType::kFP32 : c.c.dtype)
-      [static_cast<std::size_t>(
+  prepared.instance =
+      &instances(c.a.dtype, to_slices ? DType::kFP32 : c.c.dtype)[static_cast<std::size_t>(
           prod::instance_index(choice.config, problem.a.major, problem.b.major, store))];
   if (Status s = prepared.instance->prepare(launch); !s.ok()) return s;
 
@@ -400,10 +402,11 @@ Status prod::prepare(const GemmArgs& args, Choice choice, PreparedLaunch* out) {
   prod::SplitKReduction& reduction = prepared.reduction;
   reduction.splits = splits;
   reduction.c_dtype = c.c.dtype;
-  reduction.m = c.m;
-  reduction.n = c.n;
+  // A row-major output (and its slices) is the column-major N x M
+  // transpose: the reduction runs on that.
+  reduction.m = problem.c_row_major ? c.n : c.m;
+  reduction.n = problem.c_row_major ? c.m : c.n;
   reduction.ldc = c.c.ld;
-  reduction.c_row_major = problem.c_row_major;
   reduction.stride_c = c_batched ? c.c.stride : 0;
   reduction.batch_count = c.batch_count;
   return Status::success();

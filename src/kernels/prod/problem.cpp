@@ -71,13 +71,14 @@ Problem canonicalize(const GemmArgs& args, bool flipped) {
   p.a = view(c.a, c.m, c.k, /*is_a=*/true, c.batch_count);
   p.b = view(c.b, c.k, c.n, /*is_a=*/false, c.batch_count);
   const std::int64_t c_elem = static_cast<std::int64_t>(size_of(c.c.dtype));
-  const bool c_tma =
-      !flipped && c_elem == 2 && reinterpret_cast<std::uintptr_t>(c.c.ptr) % kTmaAlignmentBytes == 0 &&
-      stride_ok(c.c.ld, c_elem) && (c.batch_count == 1 || stride_ok(c.c.stride, c_elem)) &&
-      // A TMA store clips the contiguous dimension at 16-byte
-      // granularity only: with M % 8 != 0 it would write up to
-      // 7 rows past M (docs/hopper-notes.md).
-      c.m % 8 == 0;
+  const bool c_tma = !flipped && c_elem == 2 &&
+                     reinterpret_cast<std::uintptr_t>(c.c.ptr) % kTmaAlignmentBytes == 0 &&
+                     stride_ok(c.c.ld, c_elem) &&
+                     (c.batch_count == 1 || stride_ok(c.c.stride, c_elem)) &&
+                     // A TMA store clips the contiguous dimension at 16-byte
+                     // granularity only: with M % 8 != 0 it would write up to
+                     // 7 rows past M (docs/hopper-notes.md).
+                     c.m % 8 == 0;
   p.epilogue = c_tma ? EpiloguePath::kTmaStore : EpiloguePath::kDirect;
   return p;
 }
@@ -371,18 +372,31 @@ Choice least_estimate(const Problem& problem, const DeviceModel& device, Keep ke
   return best;
 }
 
+// The narrowest tile in the table.
+constexpr int min_bn() {
+  int bn = kConfigs[0].tile.bn;
+  for (const ConfigEntry& e : kConfigs) bn = std::min(bn, e.tile.bn);
+  return bn;
+}
+
 // A last-wave split where C could leave by TMA store puts every tile on the
 // register epilogue, a cost the estimate does not model: such splits are
-// the tuned table's to pick, never the heuristic's.
+// the tuned table's to pick, never the heuristic's. (A flipped problem's
+// output always leaves from registers, and select() charges it for that.)
 // Nor does it see a consumer warpgroup whose 64 rows all lie past M: it
 // charges such a tile's padding to tensor-core time, which small M does not
 // run short of, so a two-consumer tile could outscore the one-consumer rows
-// made for small M while half its math is padding.
+// made for small M while half its math is padding. The same holds for a
+// tile at least twice as wide as N (a flipped small-M problem: 64 x 14336 x
+// 4096 on prod-128x128 ran 1.46x the tuned choice, H200) where a narrower
+// tile exists.
 bool estimate_covers(const Problem& problem, const Choice& c) {
   const TileConfig& t = kConfigs[c.config].tile;
   const bool idle_consumer =
       problem.args.m <= static_cast<std::int64_t>(kWgmmaM) * (t.consumers - 1);
-  return !(c.split_tail && problem.epilogue == EpiloguePath::kTmaStore) && !idle_consumer;
+  const bool idle_columns = t.bn > min_bn() && 2 * problem.args.n <= t.bn;
+  return !(c.split_tail && problem.epilogue == EpiloguePath::kTmaStore) && !idle_consumer &&
+         !idle_columns;
 }
 
 }  // namespace
@@ -397,12 +411,12 @@ Choice select(const GemmArgs& args, const DeviceModel& device, bool batch_invari
   // The flipped output leaves from registers: where the native one would
   // leave by TMA store, charge every element of C what the register
   // epilogue costs.
-  const double register_store =
-      native.epilogue == EpiloguePath::kTmaStore
-          ? static_cast<double>(args.m) * static_cast<double>(args.n) *
-                static_cast<double>(args.batch_count) * kDirectStoreCyclesPerElement /
-                std::max(device.sm_count, 1)
-          : 0.0;
+  const double register_store = native.epilogue == EpiloguePath::kTmaStore
+                                    ? static_cast<double>(args.m) * static_cast<double>(args.n) *
+                                          static_cast<double>(args.batch_count) *
+                                          kDirectStoreCyclesPerElement /
+                                          std::max(device.sm_count, 1)
+                                    : 0.0;
   return estimate_cycles(flipped, device, other) + register_store <
                  estimate_cycles(native, device, best)
              ? other

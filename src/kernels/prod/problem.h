@@ -160,10 +160,12 @@ struct Choice {
   // Run the problem in the orientation opposite to the one C's layout gives
   // (canonicalize(args, true)): for a column-major C the kernel computes
   // C^T = B^T A^T, for a row-major C it computes C as given, and either way
-  // writes its output row-major from registers. Small M is the case for
-  // it: the swap puts the few rows of C on the kernel's N, whatever C's
-  // layout. A Choice's config, splits and estimate refer to the problem in
-  // its own orientation.
+  // writes its output row-major from registers. Small M with a
+  // column-major C is the case for it: the swap puts the few rows of C on
+  // the kernel's N (as the native orientation of a row-major C does)
+  // against wide tiles of the weights; where the tuner measured the other
+  // way round faster, a row-major C is flipped too. A Choice's config,
+  // splits and estimate refer to the problem in its own orientation.
   bool flipped = false;
 
   constexpr bool operator==(const Choice&) const = default;
@@ -213,9 +215,12 @@ std::vector<Choice> candidates(const Problem& problem, const DeviceModel& device
 // it only has to rank choices.
 double estimate_cycles(const Problem& problem, const DeviceModel& device, Choice choice);
 
-// The heuristic's pick: the candidate of least estimate_cycles, leaving out
-// last-wave splits where C could leave by TMA store (their register
-// epilogue on every tile is not in the estimate; the tuner times them). With
+// The heuristic's pick in the problem's own orientation: the candidate of
+// least estimate_cycles, leaving out last-wave splits where C could leave by
+// TMA store (their register epilogue on every tile is not in the estimate;
+// the tuner times them) and tiles whose padding the estimate does not see
+// (a consumer warpgroup with no rows of C; a tile at least twice as wide as
+// N where a narrower one exists). With
 // `batch_invariant`, the choice cannot depend on the caller's M: no split,
 // and the config the heuristic would pick for a tall problem (M = 4096) of
 // the same N and K, so each row of C comes out of the same kernel, with the

@@ -46,17 +46,13 @@ __global__ void __launch_bounds__(kThreads) reduce_kernel(SplitKReduction job) {
         }
       }
     }
-    // Rows of C are ldc apart in a row-major C, adjacent in a column-major one.
-    const std::int64_t row_step = job.c_row_major ? job.ldc : 1;
-    TOut* c = static_cast<TOut*>(job.c) + batch * job.stride_c +
-              (job.c_row_major ? col + row0 * job.ldc : col * job.ldc + row0);
+    TOut* c = static_cast<TOut*>(job.c) + batch * job.stride_c + col * job.ldc + row0;
 #pragma unroll
     for (int i = 0; i < kVector; ++i) {
       if (row0 + i < job.m) {
-        TOut* const out = c + i * row_step;
         float value = job.alpha * sum[i];
-        if (job.beta != 0.0f) value += job.beta * to_float(*out);
-        *out = from_float<TOut>(value);
+        if (job.beta != 0.0f) value += job.beta * to_float(c[i]);
+        c[i] = from_float<TOut>(value);
       }
     }
   }

@@ -11,8 +11,7 @@ namespace tcgemm::kernels::prod {
 // C[b] = alpha * (P[b * splits] + ... + P[b * splits + splits - 1]) + beta * C[b]
 // for every batch entry b, the partial sums P[e] fp32, column-major M x N,
 // dense (ld M, M * N apart), summed in split order (the same bits on every
-// run). C column-major with ldc and stride_c (row-major with c_row_major:
-// a flipped choice); beta == 0 does not read C.
+// run). C column-major with ldc and stride_c; beta == 0 does not read C.
 struct SplitKReduction {
   const float* partials = nullptr;
   int splits = 1;
@@ -22,7 +21,6 @@ struct SplitKReduction {
   std::int64_t n = 0;
   std::int64_t ldc = 0;
   std::int64_t stride_c = 0;
-  bool c_row_major = false;
   std::int64_t batch_count = 1;
   float alpha = 1.0f;
   float beta = 0.0f;
