@@ -276,8 +276,10 @@ const tcgemm::prod::TileConfig& tile_of(const tcgemm::prod::Choice& c) {
   return tcgemm::prod::kConfigs[c.config].tile;
 }
 
+// What the dispatcher runs without a table entry: the heuristic over both
+// orientations.
 tcgemm::prod::Choice pick(const GemmArgs& args, bool invariant = false) {
-  return tcgemm::prod::select(tcgemm::prod::canonicalize(args), h200_model(), invariant);
+  return tcgemm::prod::select(args, h200_model(), invariant);
 }
 
 std::string_view config_name(const GemmArgs& args) {
@@ -308,7 +310,8 @@ TEST(ProdSelect, TheFlippedOrientationIsChosenOnlyWhereItsEstimateIsLower) {
       const GemmArgs args = problem(m, 14336, 4096, kRow, kCol, c);
       EXPECT_FALSE(tcgemm::prod::select(args, model, /*batch_invariant=*/true).flipped) << m;
       const tcgemm::prod::Choice choice = tcgemm::prod::select(args, model);
-      const tcgemm::prod::Choice native = pick(args);
+      const tcgemm::prod::Choice native =
+          tcgemm::prod::select(tcgemm::prod::canonicalize(args), model);
       if (choice.flipped) {
         EXPECT_LT(
             tcgemm::prod::estimate_cycles(tcgemm::prod::oriented(args, choice), model, choice),
@@ -392,16 +395,18 @@ TEST(ProdSelect, AnSmBudgetIsADeviceOfThatManySms) {
 
 TEST(ProdSelect, SmallMSplitsKOnAThinTileAlongTheSmallDimension) {
   for (std::int64_t m : {1, 16, 64}) {
-    // C column-major: the caller's M is the kernel's M; C row-major (x @ W^T
-    // in PyTorch): after the swap it is the kernel's N. Either way a split.
-    const tcgemm::prod::Choice col = pick(problem(m, 4096, 4096, kRow, kCol, kCol));
-    const tcgemm::prod::Choice row = pick(problem(m, 4096, 4096, kRow, kCol, kRow));
-    EXPECT_GT(col.k_splits, 1) << m;
-    EXPECT_GT(row.k_splits, 1) << m;
-    if (m <= 16) {
-      // The thinnest tile along the small dimension.
-      EXPECT_EQ(tile_of(col).bm, 64) << m;
-      EXPECT_EQ(tile_of(row).bn, 64) << m;
+    for (const Layout c : {kCol, kRow}) {
+      // The caller's M is the kernel's M or, swapped (a row-major C, x @ W^T
+      // in PyTorch, or a flipped column-major one), its N. Either way a
+      // split.
+      const GemmArgs args = problem(m, 4096, 4096, kRow, kCol, c);
+      const tcgemm::prod::Choice choice = pick(args);
+      const tcgemm::prod::Problem p = tcgemm::prod::oriented(args, choice);
+      EXPECT_GT(choice.k_splits, 1) << m;
+      if (m <= 16) {
+        // The thinnest tile along the small dimension.
+        EXPECT_EQ(p.args.m == m ? tile_of(choice).bm : tile_of(choice).bn, 64) << m;
+      }
     }
   }
   // Enough tiles to fill the device without one: no split.
@@ -410,7 +415,7 @@ TEST(ProdSelect, SmallMSplitsKOnAThinTileAlongTheSmallDimension) {
 
 TEST(ProdSelect, TheSplitsEstimateFallsWhenItFillsIdleSms) {
   const auto p = tcgemm::prod::canonicalize(problem(16, 4096, 4096, kRow, kCol, kCol));
-  const int config = pick(problem(16, 4096, 4096, kRow, kCol, kCol)).config;
+  const int config = tcgemm::prod::select(p, h200_model()).config;
   const double unsplit = tcgemm::prod::estimate_cycles(p, h200_model(), {config, 1});
   const double split = tcgemm::prod::estimate_cycles(p, h200_model(), {config, 4});
   EXPECT_LT(split, unsplit);
