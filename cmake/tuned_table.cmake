@@ -29,6 +29,17 @@ function(_tcgemm_tuned_get out file json)
   set(${out} "${value}" PARENT_SCOPE)
 endfunction()
 
+# _tcgemm_tuned_flag(<out var> <json> <path>...): an optional boolean member as
+# a C++ literal, false when the member is absent.
+function(_tcgemm_tuned_flag out json)
+  string(JSON value ERROR_VARIABLE error GET "${json}" ${ARGN})
+  if(error OR NOT value)
+    set(${out} false PARENT_SCOPE)
+  else()
+    set(${out} true PARENT_SCOPE)
+  endif()
+endfunction()
+
 # _tcgemm_tuned_enum(<out var> <file> <what> <value> <name> <C++>...): the C++
 # enumerator of <value> among the name/C++ pairs.
 function(_tcgemm_tuned_enum out file what value)
@@ -118,20 +129,9 @@ function(tcgemm_tuned_table)
       endforeach()
       _tcgemm_tuned_get(config "${file}" "${json}" shapes ${i} tuned config)
       _tcgemm_tuned_get(k_splits "${file}" "${json}" shapes ${i} tuned k_splits)
-      # split_tail: absent from files written before it existed (false).
-      string(JSON split_tail ERROR_VARIABLE error GET "${json}" shapes ${i} tuned split_tail)
-      if(error OR NOT split_tail)
-        set(split_tail false)
-      else()
-        set(split_tail true)
-      endif()
-      # flipped: absent from files written before it existed (false).
-      string(JSON flipped ERROR_VARIABLE error GET "${json}" shapes ${i} tuned flipped)
-      if(error OR NOT flipped)
-        set(flipped false)
-      else()
-        set(flipped true)
-      endif()
+      # split_tail, flipped: absent from files written before they existed.
+      _tcgemm_tuned_flag(split_tail "${json}" shapes ${i} tuned split_tail)
+      _tcgemm_tuned_flag(flipped "${json}" shapes ${i} tuned flipped)
       _tcgemm_tuned_enum(in_cpp "${file}" dtype "${dtype}" ${dtypes})
       _tcgemm_tuned_enum(out_cpp "${file}" out_dtype "${out_dtype}" ${dtypes})
       _tcgemm_tuned_layouts(a_cpp b_cpp c_cpp "${file}" "${layout}")
