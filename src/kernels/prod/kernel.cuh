@@ -16,13 +16,15 @@
 //   epilogue  C column-major (the host turns a row-major C into C^T =
 //             B^T A^T): 16-bit C that TMA can address, M a multiple of 8, is
 //             staged with stmatrix and stored by TMA, part of it deferred
-//             under the next tile's mainloop; otherwise (fp32 C, C that TMA
-//             cannot address, or M % 8 != 0, where a TMA store would write
-//             up to 7 rows past M: docs/hopper-notes.md) registers go to
-//             global memory, masked. A flipped choice (the other
-//             orientation: C^T for a column-major C, C for a row-major one)
-//             writes its output row-major from registers. Each way of
-//             storing C is its own instance (CStore).
+//             under the next tile's mainloop; otherwise (C that TMA cannot
+//             address, or M % 8 != 0, where a TMA store would write up to 7
+//             rows past M: docs/hopper-notes.md) 16-bit C is staged the same
+//             way and written from shared memory in 16-byte chunks of its
+//             columns, realigned where a column starts off 16 bytes, and
+//             fp32 C goes from registers to global memory, masked. A flipped
+//             choice (the other orientation: C^T for a column-major C, C for
+//             a row-major one) writes its output row-major from registers.
+//             Each way of storing C is its own instance (CStore).
 //
 // Shape, K, alignment and batch are all runtime data: out-of-bounds boxes
 // load as zeros, so any M, N, K >= 1 runs on the same path.
@@ -40,6 +42,7 @@
 #include "kernels/prod/config.h"
 #include "kernels/prod/params.h"
 #include "kernels/prod/problem.h"
+#include "kernels/prod/realign.cuh"
 #include "ptx/cluster.cuh"
 #include "ptx/common.cuh"
 #include "ptx/global_sync.cuh"
@@ -321,6 +324,83 @@ __device__ __forceinline__ void store_accumulators_row_major(const float (&acc)[
   }
 }
 
+// --- epilogue: registers to a column-major C through shared memory ------------
+// A 16-bit column-major C that TMA cannot store (a leading dimension or base
+// off 16 bytes, M % 8 != 0) leaves the tile as the TMA store's does, staged
+// part by part in the consumer's C buffer with stmatrix (alpha and beta
+// applied), and then goes from shared memory to C in whole 16-byte chunks of
+// a column, realigned in registers where the column does not start on 16
+// bytes. Stored from the accumulators instead, each warp-wide store wrote 2
+// bytes a lane in four 16-byte pieces: 524,288 store instructions at
+// 4092 x 4096 x 4096 on prod-128x256, the tensor pipe 79% busy against 94%
+// with the TMA store and 208 us against 182 (ncu, H200,
+// bench/results/h200/ncu/2026-12-02-ncu-*.txt).
+//
+// Column x of a part is 64 rows, eight 16-byte chunks in the buffer; 8 lanes
+// take a column, lane k its chunk k (rows 8k .. 8k + 7). Where the column's
+// first element sits h elements past a 16-byte boundary, the aligned chunk
+// that holds rows 8k - h .. 8k - h + 7 (k = 1..7) is the end of lane k - 1's
+// chunk and the start of lane k's, one 16-byte store; the 8 rows left over
+// (0 .. 7 - h and 64 - h .. 63) go out one element per lane.
+template <typename TOut, typename S, int kPart>
+__device__ __forceinline__ void store_part_staged(const float (&acc)[S::BN / 2], TOut* c_tile,
+                                                  const hopper::EpilogueParams& p,
+                                                  std::int64_t row0, std::int64_t col0,
+                                                  int barrier) {
+  static_assert(sizeof(TOut) == 2 && tcgemm::prod::kCRows == 64);
+  constexpr int kThreads = S::kWarpgroupThreads;
+  const std::int64_t part_col0 = col0 + kPart * S::kCCols;
+  // Every thread is done reading the buffer's previous part.
+  ptx::named_barrier_sync(barrier, kThreads);
+  hopper::tma_store::stage_c_part_stmatrix<TOut, S, kPart>(acc, c_tile, p, row0, part_col0);
+  ptx::named_barrier_sync(barrier, kThreads);
+  const auto t = static_cast<unsigned>(threadIdx.x % kThreads);
+  const unsigned k = t % 8;
+  const int rows = static_cast<int>(std::clamp<std::int64_t>(p.m - row0, 0, 64));
+  // (Two columns a pass where registers allow; the 64 x 64 row's 80 spill.)
+  constexpr int kUnroll = S::kCtasPerSm == 1 ? 2 : 1;
+#pragma unroll kUnroll
+  for (int x = static_cast<int>(t / 8); x < S::kCCols; x += kThreads / 8) {
+    const uint4 chunk =
+        *reinterpret_cast<const uint4*>(c_tile + hopper::tma_store::swizzled_c_index(8 * k, x));
+    const bool live = part_col0 + x < p.n;
+    auto* const column = static_cast<std::uint16_t*>(p.c) + (part_col0 + x) * p.ldc + row0;
+    const auto h = static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(column) % 16 / 2);
+    // Every lane shuffles (whole warps) before any skips its column: lane
+    // k - 1's chunk, and the chunk of lane k's leftover row (row k of lane
+    // 0's for k < 8 - h, row 56 + k of lane 7's otherwise; element k either
+    // way).
+    const uint4 before = shuffle(chunk, (k + 7) % 8, 8);
+    const bool head = k < 8 - h;
+    const uint4 leftover = shuffle(chunk, head ? 0u : 7u, 8);
+    if (!live) continue;
+    if (rows < 64) {
+      // An edge tile's last rows: element by element.
+#pragma unroll
+      for (unsigned i = 0; i < 8; ++i) {
+        if (static_cast<int>(8 * k + i) < rows) column[8 * k + i] = chunk_element(chunk, i);
+      }
+    } else if (h == 0) {
+      *reinterpret_cast<uint4*>(column + 8 * k) = chunk;
+    } else {
+      if (k > 0) *reinterpret_cast<uint4*>(column + 8 * k - h) = shift_chunk(before, chunk, 8 - h);
+      column[head ? k : 56 + k] = chunk_element(leftover, k);
+    }
+  }
+}
+
+// Every part of a consumer's slice, staged and stored in turn.
+template <typename TOut, typename S, int kPart = 0>
+__device__ __forceinline__ void store_slice_staged(const float (&acc)[S::BN / 2], TOut* c_tile,
+                                                   const hopper::EpilogueParams& p,
+                                                   std::int64_t row0, std::int64_t col0,
+                                                   int barrier) {
+  store_part_staged<TOut, S, kPart>(acc, c_tile, p, row0, col0, barrier);
+  if constexpr (kPart + 1 < S::kCParts) {
+    store_slice_staged<TOut, S, kPart + 1>(acc, c_tile, p, row0, col0, barrier);
+  }
+}
+
 // --- split-K: the reduction in place ------------------------------------------
 
 // The counters of one consumer slice of a split tile (Params::split_flags,
@@ -507,7 +587,8 @@ __device__ __forceinline__ void split_k_fixup(const float (&acc)[S::BN / 2], con
 // --- the kernel ---------------------------------------------------------------
 
 // kStore: C goes out through TMA stores (CStore::kTma: 16-bit C that TMA
-// addresses, M a multiple of 8), or from registers, column- or row-major.
+// addresses, M a multiple of 8), or without them, column- or row-major
+// (store_slice_staged, the register stores).
 // Instances rather than a runtime branch: the register-to-global path is ~5k
 // instructions of unrolled, masked stores, and compiled into the TMA-store
 // kernel it cost about 4% at 4096^3 though it never ran (H200;
@@ -757,6 +838,8 @@ __global__ void __launch_bounds__(Shape<kConfig>::kThreads, Shape<kConfig>::kCta
           }
         } else if constexpr (kRowMajorC) {
           store_accumulators_row_major<TOut, S::BN>(acc, ep, row0, col0);
+        } else if constexpr (sizeof(TOut) == 2) {
+          store_slice_staged<TOut, S>(acc, smem.c[consumer], ep, row0, col0, c_barrier);
         } else {
           hopper::store_accumulators<TOut, S::BN, true>(acc, ep, row0, col0);
         }

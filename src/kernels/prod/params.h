@@ -24,7 +24,7 @@ using tcgemm::prod::Major;
 // the orientation opposite to the one C's layout gives).
 enum class CStore : std::uint8_t {
   kTma = 0,       // column-major, staged with stmatrix and stored by TMA
-  kColMajor = 1,  // column-major, registers to global memory (masked)
+  kColMajor = 1,  // column-major without TMA (16-bit: staged, 16-byte chunks; fp32: registers)
   kRowMajor = 2,  // row-major, registers to global memory (masked)
 };
 inline constexpr int kCStores = 3;

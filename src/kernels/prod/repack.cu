@@ -26,6 +26,7 @@
 #include <string>
 
 #include "kernels/launch.cuh"
+#include "kernels/prod/realign.cuh"
 #include "kernels/prod/repack.h"
 #include "ptx/griddep.cuh"
 
@@ -57,30 +58,6 @@ __device__ __forceinline__ uint4 load_part(const std::uint16_t* elements, std::u
     w[m / 2] |= (inside ? x : 0u) << (16 * (m % 2));
   }
   return make_uint4(w[0], w[1], w[2], w[3]);
-}
-
-// Elements h .. h + 7 of lo and hi end to end (little-endian: element 2i is
-// the low half of word i): a 16-bit funnel shift when h is odd, then a word
-// shift of h / 2 in two selects, all register to register.
-__device__ __forceinline__ uint4 shift_chunk(uint4 lo, uint4 hi, std::uint32_t h) {
-  const std::uint32_t c[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
-  const std::uint32_t bits = (h & 1) * 16;
-  std::uint32_t half[7];
-#pragma unroll
-  for (int i = 0; i < 7; ++i) half[i] = __funnelshift_r(c[i], c[i + 1], bits);
-  std::uint32_t one[6];
-#pragma unroll
-  for (int i = 0; i < 6; ++i) one[i] = (h & 2) != 0 ? half[i + 1] : half[i];
-  std::uint32_t out[4];
-#pragma unroll
-  for (int i = 0; i < 4; ++i) out[i] = (h & 4) != 0 ? one[i + 2] : one[i];
-  return make_uint4(out[0], out[1], out[2], out[3]);
-}
-
-__device__ __forceinline__ uint4 shuffle(uint4 v, unsigned from, unsigned width) {
-  constexpr unsigned kAll = 0xffffffffu;
-  return make_uint4(__shfl_sync(kAll, v.x, from, width), __shfl_sync(kAll, v.y, from, width),
-                    __shfl_sync(kAll, v.z, from, width), __shfl_sync(kAll, v.w, from, width));
 }
 
 // Groups of 2^lane_bits lanes, one line each: block (x, y) copies output

@@ -1,0 +1,48 @@
+// 16-byte chunks of 16-bit elements realigned in registers: the repack
+// (repack.cu) reads an unaligned line as aligned chunks and writes it
+// aligned; the staged register epilogue (kernel.cuh) reads a column of C
+// from shared memory as aligned chunks and writes it to an address that is
+// not. Both shift a pair of neighbouring chunks by a few elements, the
+// neighbour coming from the next or previous lane by a shuffle.
+#pragma once
+
+#include <cstdint>
+
+namespace tcgemm::kernels::prod {
+
+// Elements h .. h + 7 of lo and hi end to end (h in 0..7; little-endian:
+// element 2i is the low half of word i): a 16-bit funnel shift when h is
+// odd, then a word shift of h / 2 in two selects, all register to register
+// (no dynamically indexed array, which would live in local memory).
+__device__ __forceinline__ uint4 shift_chunk(uint4 lo, uint4 hi, std::uint32_t h) {
+  const std::uint32_t c[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+  const std::uint32_t bits = (h & 1) * 16;
+  std::uint32_t half[7];
+#pragma unroll
+  for (int i = 0; i < 7; ++i) half[i] = __funnelshift_r(c[i], c[i + 1], bits);
+  std::uint32_t one[6];
+#pragma unroll
+  for (int i = 0; i < 6; ++i) one[i] = (h & 2) != 0 ? half[i + 1] : half[i];
+  std::uint32_t out[4];
+#pragma unroll
+  for (int i = 0; i < 4; ++i) out[i] = (h & 4) != 0 ? one[i + 2] : one[i];
+  return make_uint4(out[0], out[1], out[2], out[3]);
+}
+
+// A 16-byte chunk from lane `from` of this lane's group of `width` lanes
+// (every lane of the warp takes part).
+__device__ __forceinline__ uint4 shuffle(uint4 v, unsigned from, unsigned width) {
+  constexpr unsigned kAll = 0xffffffffu;
+  return make_uint4(__shfl_sync(kAll, v.x, from, width), __shfl_sync(kAll, v.y, from, width),
+                    __shfl_sync(kAll, v.z, from, width), __shfl_sync(kAll, v.w, from, width));
+}
+
+// Element i (0..7) of a chunk, selected without indexing a register array.
+__device__ __forceinline__ std::uint16_t chunk_element(uint4 v, unsigned i) {
+  const std::uint32_t lo = (i & 2) != 0 ? v.y : v.x;
+  const std::uint32_t hi = (i & 2) != 0 ? v.w : v.z;
+  const std::uint32_t word = (i & 4) != 0 ? hi : lo;
+  return static_cast<std::uint16_t>((i & 1) != 0 ? word >> 16 : word & 0xffffu);
+}
+
+}  // namespace tcgemm::kernels::prod
