@@ -1,6 +1,6 @@
 // 16-byte chunks of 16-bit elements realigned in registers: the repack
 // (repack.cu) reads an unaligned line as aligned chunks and writes it
-// aligned; the staged register epilogue (kernel.cuh) reads a column of C
+// aligned; the staged epilogue (kernel.cuh) reads a column of C
 // from shared memory as aligned chunks and writes it to an address that is
 // not. Both shift a pair of neighbouring chunks by a few elements, the
 // neighbour coming from the next or previous lane by a shuffle.
