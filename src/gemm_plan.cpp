@@ -82,8 +82,12 @@ Status GemmPlan::create(const GemmArgs& args, const GemmOptions& options, GemmPl
   if (Status s = kernels::prod::prepare(args, prod_choice, &state->prepared); !s.ok()) return s;
   state->kind = State::Kind::kProd;
   state->description.kernel = std::string(choice.kernel->name);
-  state->description.config =
-      prod::to_string(prod::launch_config(prod::oriented(args, prod_choice), prod_choice));
+  prod::DeviceModel model;
+  if (Status s = kernels::prod::device_model(args, &model); !s.ok()) return s;
+  prod::LaunchConfig launch_config =
+      prod::launch_config(prod::oriented(args, prod_choice), prod_choice, model);
+  launch_config.stream_k = state->prepared.stream_k;
+  state->description.config = prod::to_string(launch_config);
   const kernels::prod::PreparedLaunch& p = state->prepared;
   // Canonical operand 0 is the caller's A unless C^T = B^T A^T swapped them.
   state->aligned[0] = p.tma_operand[p.swapped ? 1 : 0];

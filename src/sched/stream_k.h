@@ -60,6 +60,39 @@ struct StreamKSchedule {
   TCGEMM_HOST_DEVICE constexpr std::int64_t sk_worker(std::int64_t i) const {
     return ((i + 1) * workers - 1) / sk_iters;
   }
+
+  // Random access to worker w's items, for kernels whose threads each find
+  // their own (the cursor below walks them in order): the data-parallel
+  // units come first, dp_items(w) of them, unit w + i * workers for item i;
+  // then sk_items(w) stream-K pieces, sk_item(w, j) the j-th.
+  TCGEMM_HOST_DEVICE constexpr std::int64_t dp_items(std::int64_t w) const {
+    return w < dp_units ? (dp_units - w + workers - 1) / workers : 0;
+  }
+  TCGEMM_HOST_DEVICE constexpr std::int64_t sk_items(std::int64_t w) const {
+    const std::int64_t begin = sk_begin(w);
+    const std::int64_t end = sk_begin(w + 1);
+    return end > begin ? (end - 1) / k_tiles - begin / k_tiles + 1 : 0;
+  }
+  // 0 <= j < sk_items(w). The same item the cursor yields after its
+  // dp_items(w) whole units and j stream-K pieces.
+  TCGEMM_HOST_DEVICE constexpr StreamKItem sk_item(std::int64_t w, std::int64_t j) const {
+    const std::int64_t begin = sk_begin(w);
+    const std::int64_t end = sk_begin(w + 1);
+    const std::int64_t unit = begin / k_tiles + j;
+    const std::int64_t unit_begin = unit * k_tiles;
+    StreamKItem item;
+    item.unit = dp_units + unit;
+    item.k_begin = j == 0 ? static_cast<std::int32_t>(begin - unit_begin) : 0;
+    item.k_end = end - unit_begin < k_tiles ? static_cast<std::int32_t>(end - unit_begin) : k_tiles;
+    if (item.k_begin > 0) {
+      item.peers = StreamKItem::kPartial;
+    } else if (item.k_end == k_tiles) {
+      item.peers = 0;
+    } else {
+      item.peers = static_cast<std::int32_t>(sk_worker(unit_begin + k_tiles - 1) - w);
+    }
+    return item;
+  }
 };
 
 // Worker w's work items in order: its data-parallel units (w, w + workers,
@@ -123,10 +156,10 @@ class StreamKCursor {
 // the split iterations number at least the workers.
 // units >= 1, k_tiles >= 1, max_workers >= 1, fixup_iters, overhead_64ths >=
 // 0, split_cost_5ths >= 1.
-constexpr StreamKSchedule make_stream_k_schedule(std::int64_t units, std::int32_t k_tiles,
-                                                 std::int64_t max_workers, std::int64_t fixup_iters,
-                                                 std::int64_t overhead_64ths = 0,
-                                                 std::int64_t split_cost_5ths = 5) {
+// Every unit whole, on the fewest of max_workers workers that keep the round
+// count (every worker gets the same number of units, or one less).
+constexpr StreamKSchedule data_parallel_schedule(std::int64_t units, std::int32_t k_tiles,
+                                                 std::int64_t max_workers) {
   const std::int64_t rounds = ceil_div(units, max_workers);
   StreamKSchedule dp;
   dp.units = units;
@@ -134,6 +167,15 @@ constexpr StreamKSchedule make_stream_k_schedule(std::int64_t units, std::int32_
   dp.dp_units = units;
   dp.sk_iters = 0;
   dp.k_tiles = k_tiles;
+  return dp;
+}
+
+constexpr StreamKSchedule make_stream_k_schedule(std::int64_t units, std::int32_t k_tiles,
+                                                 std::int64_t max_workers, std::int64_t fixup_iters,
+                                                 std::int64_t overhead_64ths = 0,
+                                                 std::int64_t split_cost_5ths = 5) {
+  const std::int64_t rounds = ceil_div(units, max_workers);
+  const StreamKSchedule dp = data_parallel_schedule(units, k_tiles, max_workers);
 
   const std::int64_t tail = units % max_workers;
   if (tail == 0) return dp;

@@ -1319,6 +1319,108 @@ TEST_F(ProdChoices, AWorkspaceTheStreamKStepUsedStillReducesInPlace) {
   run_all(cases, "ProdChoices after hopper-15", backend);
 }
 
+// ---- stream-K tails ---------------------------------------------------------------
+
+// Problems whose last round an unsplit launch of `config` spreads stream-K
+// over `budget` SMs (GemmArgs::sm_count: W = budget / cluster_m workers):
+// W + ceil(W / 2) units, a whole round and then ceil(W / 2) units split over
+// every worker (so each share is about half a unit: heads with one or two
+// peers, partial pieces that begin a worker's share), as units along N,
+// along M, and as batch entries. Ragged M and N, an odd K (repacked
+// operands), alpha and beta, every epilogue (TMA store, the staged
+// column-major store, fp32 from registers, and with `flipped` a flipped
+// choice's row-major output: M and N then trade places so that the kernel
+// sees the same units). K is base_k, base_k + 1, base_k + 192 or 1.5 x base_k.
+std::vector<GemmCase> stream_k_cases(int config, int budget, bool flipped, std::int64_t base_k) {
+  const tcgemm::prod::TileConfig& t = tcgemm::prod::kConfigs[config].tile;
+  const std::int64_t workers = budget / t.cluster_m;
+  const std::int64_t units = workers + (workers + 1) / 2;
+  const std::int64_t pair_rows = std::int64_t{t.bm} * t.cluster_m;
+  std::vector<GemmCase> cases;
+  std::uint64_t seed = 0x5c000000 + static_cast<std::uint64_t>(config) * 64;
+  // Units along N.
+  GemmCase c = make_case(pair_rows - 3, units * t.bn - 5, base_k, kOrders[0], DType::kBF16,
+                         DType::kBF16, ++seed);
+  cases.push_back(c);
+  c = make_case(pair_rows - 3, units * t.bn - 5, base_k + 1, kOrders[1], DType::kFP16,
+                DType::kFP16, ++seed);
+  c.beta = 2.0f;
+  c.ldc_pad = 1;
+  cases.push_back(c);
+  c = make_case(pair_rows - 9, units * t.bn - 17, base_k, kOrders[2], DType::kBF16,
+                DType::kBF16, ++seed);
+  c.c_offset = 1;
+  cases.push_back(c);
+  // Units along M.
+  c = make_case(units * pair_rows - 5, t.bn - 3, base_k + 192, kOrders[3], DType::kBF16,
+                DType::kFP32, ++seed);
+  c.alpha = -1.0f;
+  c.beta = 1.0f;
+  cases.push_back(c);
+  // Batch entries of one unit each (B shared).
+  c = make_case(pair_rows - 1, t.bn - 1, base_k * 3 / 2, kOrders[0], DType::kFP16, DType::kBF16,
+                ++seed);
+  c.batch = BatchMode::kSharedB;
+  c.batch_count = units;
+  cases.push_back(c);
+  if (flipped) {
+    for (GemmCase& each : cases) std::swap(each.m, each.n);
+  }
+  return cases;
+}
+
+// Runs stream_k_cases through launch_choice on an SM budget: each case must
+// really take a stream-K tail (the prepared launch says so) and pass
+// run_case's checks (exact on integer inputs, guard bands, the flags back at
+// zero for the second run).
+void run_stream_k_cases(int config, int budget, bool flipped, std::int64_t base_k) {
+  const tcgemm::prod::Choice choice{config, 1, /*separate_reduction=*/false,
+                                    /*split_tail=*/false, flipped};
+  const std::string name = std::string(tcgemm::prod::kConfigs[config].name) + " stream-K on " +
+                           std::to_string(budget) + " SMs" + (flipped ? " flipped" : "");
+  const std::vector<GemmCase> cases = stream_k_cases(config, budget, flipped, base_k);
+  for (const GemmCase& c : cases) {
+    const GuardedProblem p(c);
+    GemmArgs args = p.args();
+    args.sm_count = budget;
+    tcgemm::kernels::prod::PreparedLaunch prepared;
+    ASSERT_TRUE(tcgemm::kernels::prod::prepare(args, choice, &prepared).ok()) << name;
+    EXPECT_TRUE(prepared.stream_k) << name << ": " << c.m << " x " << c.n << " x " << c.k
+                                   << " did not take a stream-K tail";
+  }
+  const Backend inner = choice_backend(choice, name);
+  const Backend budgeted{name,
+                         [inner, budget](const GemmArgs& args) {
+                           GemmArgs with = args;
+                           with.sm_count = budget;
+                           return inner.gemm(with);
+                         },
+                         false};
+  run_all(cases, "ProdChoices " + name, budgeted);
+}
+
+// Every config that runs one CTA per SM, unsplit, on budgets of 4 SMs (2
+// clusters of 2, or 4 CTAs) and 6, in the native orientation and flipped.
+TEST_F(ProdChoices, StreamKTailIsCorrectOnEveryConfig) {
+  for (int config = 0; config < tcgemm::prod::kConfigCount; ++config) {
+    if (tcgemm::prod::kConfigs[config].tile.ctas_per_sm != 1) continue;
+    for (const int budget : {4, 6}) {
+      for (const bool flipped : {false, true}) run_stream_k_cases(config, budget, flipped, 8000);
+    }
+  }
+}
+
+// The subset for compute-sanitizer: the 128 x 256 row (clusters of 2, the
+// TMA store) and the 64 x 256 row (no cluster, one consumer) on 4 SMs, K
+// about 3000.
+TEST_F(ProdChoices, StreamKTailSanitizerSubset) {
+  for (const char* name : {"prod-128x256", "prod-64x256"}) {
+    int config = 0;
+    ASSERT_TRUE(tcgemm::kernels::prod::config_of_kernel(name, &config)) << name;
+    run_stream_k_cases(config, 4, /*flipped=*/false, 3000);
+  }
+}
+
 // A configuration that runs several CTAs per SM has no in-place reduction,
 // so it refuses a split of the last wave with a clear status.
 TEST_F(ProdChoices, SplitOfTheLastWaveNeedsOneCtaPerSm) {

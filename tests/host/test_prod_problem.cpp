@@ -50,6 +50,8 @@ GemmArgs problem(std::int64_t m, std::int64_t n, std::int64_t k, Layout a, Layou
 constexpr Layout kRow = Layout::kRowMajor;
 constexpr Layout kCol = Layout::kColMajor;
 
+tcgemm::prod::DeviceModel h200_model();
+
 TEST(ProdConfig, EveryTableRowMeetsTheKernelTemplatesRules) {
   for (const auto& entry : tcgemm::prod::kConfigs) {
     EXPECT_EQ(tcgemm::prod::check(entry.tile), "") << entry.name;
@@ -187,7 +189,7 @@ TEST(ProdProblem, AFlippedProblemRunsTheOtherOrientationWithARowMajorOutput) {
   EXPECT_TRUE(tcgemm::prod::canonicalize(tnr).swapped);
   const tcgemm::prod::Choice flipped{0, 1, false, false, /*flipped=*/true};
   EXPECT_TRUE(tcgemm::prod::oriented(tn, flipped).c_row_major);
-  const std::string text = tcgemm::prod::to_string(tcgemm::prod::launch_config(p, flipped));
+  const std::string text = tcgemm::prod::to_string(tcgemm::prod::launch_config(p, flipped, h200_model()));
   EXPECT_NE(text.find("flipped"), std::string::npos) << text;
   EXPECT_NE(text.find("epilogue=direct"), std::string::npos) << text;
 }
@@ -552,10 +554,46 @@ TEST(ProdSelect, SplitOfTheLastWaveRunsWholeWavesWholeAndSplitsTheRest) {
   EXPECT_TRUE(tcgemm::prod::select_split(p, model, 0).split_tail);
 }
 
+// The stream-K tail (problem.h's stream_k_tail) on the H200's 66 clusters of
+// 128 x 256 tile pairs: 8192^3 is 1024 pairs, 15 whole rounds and 34 pairs
+// left, which it spreads over every cluster; 4096^3 (256 pairs, 58 left of a
+// fourth round of 64 k-tiles) would save less than the fixup costs; a full
+// last round, a K split and a row of several CTAs per SM never take it.
+TEST(ProdStreamK, SpreadsTheLastRoundWhereItPays) {
+  const tcgemm::prod::DeviceModel model = h200_model();
+  const auto tail = [&](std::int64_t m, std::int64_t n, std::int64_t k,
+                        tcgemm::prod::Choice choice) {
+    return tcgemm::prod::uses_stream_k(
+        tcgemm::prod::canonicalize(problem(m, n, k, kRow, kCol, kCol)), choice, model);
+  };
+  EXPECT_TRUE(tail(8192, 8192, 8192, {0, 1}));
+  EXPECT_FALSE(tail(4096, 4096, 4096, {0, 1}));
+  // 264 pairs: 4 whole rounds.
+  EXPECT_FALSE(tail(4224, 4096, 8192, {0, 1}));
+  // 112 pairs, one round and 46 left, but the weights' stream binds: the
+  // partial sums would only add traffic.
+  EXPECT_FALSE(tail(128, 28672, 8192, {0, 1}));
+  EXPECT_FALSE(tail(8192, 8192, 8192, {0, 4}));
+  for (int config = 0; config < tcgemm::prod::kConfigCount; ++config) {
+    if (tcgemm::prod::kConfigs[config].tile.ctas_per_sm != 1) {
+      EXPECT_FALSE(tail(8192, 8192, 8192, {config, 1})) << config;
+    }
+  }
+  const tcgemm::sched::StreamKSchedule s = tcgemm::prod::stream_k_tail(0, 1024, 128, 66);
+  EXPECT_EQ(s.workers, 66);
+  EXPECT_EQ(s.dp_units, 990);
+  EXPECT_EQ(s.sk_iters, 34 * 128);
+  // It writes one BM x BN fp32 slot per CTA: 128 KiB each.
+  EXPECT_EQ(tcgemm::prod::stream_k_partials_bytes(0, 66), std::size_t{132} * 128 * 256 * 4);
+  const std::string text = tcgemm::prod::to_string(tcgemm::prod::launch_config(
+      tcgemm::prod::canonicalize(problem(8192, 8192, 8192, kRow, kCol, kCol)), {0, 1}, model));
+  EXPECT_NE(text.find("stream-K last round"), std::string::npos) << text;
+}
+
 TEST(ProdDescribe, NamesTheConfigTheSwapAndEachOperandsPath) {
   GemmArgs args = problem(4095, 4097, 4093, kRow, kRow, kRow);
   const auto p = tcgemm::prod::canonicalize(args);
-  const std::string text = tcgemm::prod::to_string(tcgemm::prod::launch_config(p, {0, 1}));
+  const std::string text = tcgemm::prod::to_string(tcgemm::prod::launch_config(p, {0, 1}, h200_model()));
   EXPECT_NE(text.find("prod-128x256"), std::string::npos) << text;
   EXPECT_NE(text.find("BM=128 BN=256 BK=64"), std::string::npos) << text;
   EXPECT_NE(text.find("swapped"), std::string::npos) << text;

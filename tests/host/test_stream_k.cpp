@@ -166,6 +166,30 @@ TEST(StreamK, CursorMatchesABruteForceWalk) {
   }
 }
 
+// The random access the production kernel's threads use (dp_items,
+// sk_items, sk_item) finds the cursor's items.
+TEST(StreamK, RandomAccessMatchesTheCursor) {
+  for (const Case& c : cases()) {
+    const StreamKSchedule s =
+        make_stream_k_schedule(c.units, c.k_tiles, c.max_workers, c.fixup_iters);
+    for (std::int64_t w = 0; w < s.workers; ++w) {
+      const std::vector<StreamKItem> want = cursor_items(s, w);
+      const std::int64_t dp = s.dp_items(w);
+      ASSERT_EQ(dp, dp_items(s, w)) << "units " << c.units << " worker " << w;
+      ASSERT_EQ(static_cast<std::int64_t>(want.size()), dp + s.sk_items(w))
+          << "units " << c.units << " k_tiles " << c.k_tiles << " worker " << w;
+      for (std::int64_t j = 0; j < s.sk_items(w); ++j) {
+        const StreamKItem got = s.sk_item(w, j);
+        const StreamKItem& expected = want[static_cast<std::size_t>(dp + j)];
+        EXPECT_EQ(got.unit, expected.unit);
+        EXPECT_EQ(got.k_begin, expected.k_begin);
+        EXPECT_EQ(got.k_end, expected.k_end);
+        EXPECT_EQ(got.peers, expected.peers);
+      }
+    }
+  }
+}
+
 // The busiest worker never has more iterations (plus the fixup estimate, for
 // a worker in the split round) than a data-parallel grid's.
 TEST(StreamK, NeverLoadsAWorkerMoreThanDataParallel) {

@@ -51,6 +51,7 @@
 #include "ptx/tma.cuh"
 #include "ptx/wgmma.cuh"
 #include "sched/hilbert.h"
+#include "sched/stream_k.h"
 #include "sched/tile_order.h"
 
 namespace tcgemm::kernels::prod {
@@ -148,6 +149,27 @@ __device__ __forceinline__ KRange k_range_of(const Params& p, std::int32_t split
   const int begin = split * p.k_tiles_per_split;
   return {begin, min(p.k_tiles, begin + p.k_tiles_per_split)};
 }
+
+// The stream-K tail's schedule (Params::sk_*) over `clusters` workers.
+__device__ __forceinline__ sched::StreamKSchedule stream_k_schedule(const Params& p,
+                                                                   std::int64_t units,
+                                                                   std::int64_t clusters) {
+  sched::StreamKSchedule s;
+  s.units = units;
+  s.workers = clusters;
+  s.dp_units = p.sk_dp_units;
+  s.sk_iters = p.sk_iters;
+  s.k_tiles = p.k_tiles;
+  return s;
+}
+
+// One work item of a cluster: a unit (or split-K piece), its k-tiles, and
+// its part in a stream-K fixup (sched::StreamKItem::peers; 0 outside one).
+struct Item {
+  Piece piece;
+  KRange k;
+  std::int32_t peers;
+};
 
 // The tile of work unit u (batch entries one after another, tile pairs of a
 // cluster along a Hilbert curve inside each entry) for cluster rank `rank`.
@@ -584,6 +606,88 @@ __device__ __forceinline__ void split_k_fixup(const float (&acc)[S::BN / 2], con
   }
 }
 
+// --- stream-K: the fixup of a split unit -----------------------------------------
+
+// One consumer's part in the fixup of a unit split by the stream-K tail
+// (Params::sk_*; sched/stream_k.h). Each CTA of the grid has one BM x BN fp32
+// slot in Params::partials and a flag per consumer slice in
+// Params::split_flags (SliceFlags::arrived, zero between launches).
+// peers == kPartial: this piece is a later part of a unit (it begins its
+//   cluster's share, so it runs early); it writes its partial sums to its
+//   slot, in the accumulators' fragment order (BN / 8 coalesced 16-byte
+//   stores a thread), and raises its flag (release). Returns true: C is the
+//   head's to store.
+// peers > 0: the head (it holds the unit's first k-tile and ends its
+//   cluster's share, so it runs last); it waits for the flags of workers
+//   worker + 1 .. worker + peers (acquire), lowers them for the next launch
+//   and adds their partial sums in that order (the same bits every run).
+//   Returns false: the caller stores C.
+// A head waits only on workers of higher number, which are clusters of
+// lower id (worker = clusters - 1 - cluster id): launched before it, so
+// resident while it waits (the grid is no larger than the clusters the
+// device holds at once).
+template <typename S>
+__device__ __forceinline__ bool stream_k_fixup(float (&acc)[S::BN / 2], const Params& p,
+                                               std::int32_t peers, std::int64_t worker,
+                                               std::uint32_t rank, int consumer, int barrier,
+                                               bool leader) {
+  constexpr int kThreads = S::kWarpgroupThreads;
+  constexpr int kChunks = S::BN / 8;  // float4s per thread
+  constexpr int kBatch = 8;           // divides kChunks: BN is a multiple of 64
+  const int t = static_cast<int>(threadIdx.x % kThreads);
+  const auto slice = [&](std::int64_t w) {
+    return (w * S::kClusterM + rank) * S::kConsumers + consumer;
+  };
+  const auto slot = [&](std::int64_t w) {
+    return reinterpret_cast<float4*>(p.partials) + slice(w) * (kChunks * kThreads) + t;
+  };
+  const auto flag = [&](std::int64_t w) {
+    return &reinterpret_cast<SliceFlags*>(p.split_flags)[slice(w)].arrived;
+  };
+  if (peers == sched::StreamKItem::kPartial) {
+    float4* const mine = slot(worker);
+#pragma unroll
+    for (int j = 0; j < kChunks; ++j) {
+      __stcg(mine + j * kThreads,
+             make_float4(acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3]));
+    }
+    // Release: every thread's partials before the leader's flag.
+    ptx::fence_acq_rel_gpu();
+    ptx::named_barrier_sync(barrier, kThreads);
+    if (leader) ptx::st_release_gpu(flag(worker), 1u);
+    return true;
+  }
+  if (leader) {
+    for (std::int32_t q = 1; q <= peers; ++q) {
+      ptx::wait_flag_nonzero(flag(worker + q));
+      ptx::st_relaxed_gpu(flag(worker + q), 0u);
+    }
+  }
+  // The leader's acquires pass to the warpgroup; the partials are read
+  // through L2.
+  ptx::named_barrier_sync(barrier, kThreads);
+  // kBatch chunks at a time, each peer's in turn (the same order for every
+  // element). (Peers outermost, the unrolled adds to all of acc inside a
+  // runtime loop, spilled the 64 x 256 row's one consumer.)
+#pragma unroll
+  for (int j0 = 0; j0 < kChunks; j0 += kBatch) {
+    for (std::int32_t q = 1; q <= peers; ++q) {
+      const float4* const theirs = slot(worker + q) + j0 * kThreads;
+      float4 v[kBatch];
+#pragma unroll
+      for (int u = 0; u < kBatch; ++u) v[u] = __ldcg(theirs + u * kThreads);
+#pragma unroll
+      for (int u = 0; u < kBatch; ++u) {
+        acc[4 * (j0 + u)] += v[u].x;
+        acc[4 * (j0 + u) + 1] += v[u].y;
+        acc[4 * (j0 + u) + 2] += v[u].z;
+        acc[4 * (j0 + u) + 3] += v[u].w;
+      }
+    }
+  }
+  return false;
+}
+
 // --- the kernel ---------------------------------------------------------------
 
 // kStore: C goes out through TMA stores (CStore::kTma: 16-bit C that TMA
@@ -612,6 +716,28 @@ __global__ void __launch_bounds__(Shape<kConfig>::kThreads, Shape<kConfig>::kCta
   const std::int64_t cluster_id = blockIdx.x / S::kClusterM;
   const std::int64_t clusters = gridDim.x / S::kClusterM;
   const std::uint32_t rank = S::kClusterM > 1 ? ptx::cluster_ctarank() : 0;
+  // A stream-K tail (Params::sk_*): rows of one CTA per SM only (the fixup
+  // needs registers the 64 x 64 row's 80 do not have). Its workers are
+  // numbered from the last cluster down (stream_k_fixup).
+  constexpr bool kStreamK = S::kCtasPerSm == 1;
+  const bool stream_k = kStreamK && p.sk_iters > 0;
+  const auto worker = static_cast<int>(stream_k ? clusters - 1 - cluster_id : cluster_id);
+  const sched::StreamKSchedule sk = stream_k_schedule(p, units, clusters);
+  // This cluster's items: whole units (or K split pieces) worker, worker +
+  // clusters, ..., then its stream-K pieces. (32-bit counts, as in ladder
+  // step 14: the deferred store leaves no register to spare.)
+  const int whole_items = static_cast<int>(
+      stream_k ? sk.dp_items(worker)
+               : (worker < work_count ? sched::ceil_div(work_count - worker, clusters) : 0));
+  const int items = whole_items + (stream_k ? static_cast<int>(sk.sk_items(worker)) : 0);
+  const auto item_of = [&](int i) -> Item {
+    if (i < whole_items) {
+      const Piece piece = piece_of(p, worker + std::int64_t{i} * clusters);
+      return {piece, k_range_of(p, piece.split), 0};
+    }
+    const sched::StreamKItem s = sk.sk_item(worker, i - whole_items);
+    return {{s.unit, -1}, {s.k_begin, s.k_end}, s.peers};
+  };
 
   const int warpgroup = threadIdx.x / S::kWarpgroupThreads;
   if (threadIdx.x == 0) {
@@ -642,13 +768,14 @@ __global__ void __launch_bounds__(Shape<kConfig>::kThreads, Shape<kConfig>::kCta
       ptx::tma_prefetch_descriptor(&map_b);
       hopper::RingPosition<S::kStages> ring;
       constexpr std::uint16_t kAllCtas = (1u << S::kClusterM) - 1;
-      for (std::int64_t w = cluster_id; w < work_count; w += clusters) {
+      for (int i = 0; i < items; ++i) {
+        const Item item = item_of(i);
         const WorkItem work =
-            work_of<S>(piece_of(p, w), units, units_per_batch, pairs_m, p.tiles_n, rank);
+            work_of<S>(item.piece, units, units_per_batch, pairs_m, p.tiles_n, rank);
         const std::int32_t row = work.row;
         const std::int32_t col = work.col;
         const std::int32_t batch = work.batch;
-        const KRange k_range = k_range_of(p, work.split);
+        const KRange k_range = item.k;
 
         for (int kt = k_range.begin; kt < k_range.end; ++kt, ring.advance()) {
           // A fresh barrier's "previous" phase counts as complete: the first
@@ -742,24 +869,16 @@ __global__ void __launch_bounds__(Shape<kConfig>::kThreads, Shape<kConfig>::kCta
       }
     };
 
-    // This cluster's units: cluster_id, cluster_id + clusters, ... (counted
-    // in 32 bits, as in ladder step 14: the deferred store leaves no
-    // register to spare).
-    const int local_units =
-        cluster_id < work_count
-            ? static_cast<int>(sched::ceil_div(work_count - cluster_id, clusters))
-            : 0;
-    for (int i = 0; i < local_units; ++i) {
+    for (int i = 0; i < items; ++i) {
+      const Item item = item_of(i);
       WorkItem work{};
       if constexpr (!S::kHandOff) {
-        work = work_of<S>(piece_of(p, cluster_id + std::int64_t{i} * clusters), units,
-                          units_per_batch, pairs_m, p.tiles_n, rank);
+        work = work_of<S>(item.piece, units, units_per_batch, pairs_m, p.tiles_n, rank);
       }
       int previous_slot = -1;
-      // The tile's k-tiles: all of them, or its split's share. With the
-      // hand-off the count is known once the first k-tile brings the work
-      // item (the loop condition reads it again).
-      int k_count = S::kHandOff ? 1 : k_range_of(p, work.split).count();
+      // The tile's k-tiles: all of them, its K split's share or its
+      // stream-K piece's.
+      const int k_count = item.k.count();
       for (int kt = 0; kt < k_count; ++kt, ring.advance()) {
         ptx::mbarrier_wait_parity(&smem.full[ring.slot], ring.phase);
         if (S::kHandOff && kt == 0) {
@@ -769,7 +888,6 @@ __global__ void __launch_bounds__(Shape<kConfig>::kThreads, Shape<kConfig>::kCta
           // before the slot's release.
           work = smem.work[ring.slot];
           ptx::fence_proxy_async_shared();
-          k_count = k_range_of(p, work.split).count();
         }
         ptx::wgmma_fence();
         const TIn* a_tile = smem.a[ring.slot] + consumer * tcgemm::prod::kWgmmaM * S::BK;
@@ -844,6 +962,16 @@ __global__ void __launch_bounds__(Shape<kConfig>::kThreads, Shape<kConfig>::kCta
           hopper::store_accumulators<TOut, S::BN, true>(acc, ep, row0, col0);
         }
       };
+      // A stream-K piece: a later part of a unit leaves its partial sums to
+      // the unit's head, which adds them before it stores C.
+      if constexpr (kStreamK) {
+        // (Found again rather than kept through the mainloop: registers.)
+        const std::int32_t peers = i < whole_items ? 0 : item_of(i).peers;
+        if (peers != 0 &&
+            stream_k_fixup<S>(acc, p, peers, worker, rank, consumer, c_barrier, leader)) {
+          continue;
+        }
+      }
       // A split piece reduced in place: the tile's pieces store C from
       // every piece's partial sums. (Not compiled into the TMA-store
       // instances: there a version of it made 4096^3 1.3% slower though it
@@ -856,7 +984,7 @@ __global__ void __launch_bounds__(Shape<kConfig>::kThreads, Shape<kConfig>::kCta
           // split's pieces (split units x k_splits) under 2^31 (a 64-bit
           // division here spills the consumers).
           const auto split_piece =
-              static_cast<std::uint32_t>(cluster_id + std::int64_t{i} * clusters - p.whole_units);
+              static_cast<std::uint32_t>(worker + std::int64_t{i} * clusters - p.whole_units);
           const std::int64_t tile_slot =
               std::int64_t{split_piece / static_cast<std::uint32_t>(p.k_splits)} * S::kClusterM +
               rank;
@@ -896,9 +1024,10 @@ __global__ void __launch_bounds__(Shape<kConfig>::kThreads, Shape<kConfig>::kCta
 // the context cuTensorMapEncodeTiled needs on a fresh host thread:
 // docs/hopper-notes.md) and sizes the persistent grid: the fewest clusters
 // that need no more rounds of tiles than the resident maximum, so every
-// cluster gets the same number of tiles, or one less (a tail split: every
-// resident cluster, and the whole units it runs before the split ones). Runs
-// before anything is enqueued.
+// cluster gets the same number of tiles, or one less (a tail split, or a
+// stream-K tail where Launch::stream_k allows one and its schedule pays:
+// every resident cluster, and the whole units it runs before the split
+// ones). Runs before anything is enqueued.
 template <int kConfig, Major kMajorA, Major kMajorB, typename TIn, typename TOut, CStore kStore>
 Status prepare_instance(Launch& l) {
   using S = Shape<kConfig>;
@@ -934,7 +1063,18 @@ Status prepare_instance(Launch& l) {
   const std::int64_t units = sched::ceil_div(p.tiles_m, S::kClusterM) * p.tiles_n * p.batch_count;
   const std::int64_t clusters_resident = resident;  // clusters (CTAs without one)
   std::int64_t clusters = 0;
-  if (l.split_tail) {
+  p.sk_dp_units = 0;
+  p.sk_iters = 0;
+  const sched::StreamKSchedule tail =
+      l.stream_k && p.k_splits == 1 && !l.split_tail
+          ? tcgemm::prod::stream_k_tail(kConfig, units, p.k_tiles, clusters_resident)
+          : sched::StreamKSchedule{};
+  if (tail.sk_iters > 0) {
+    // Every resident cluster: the heads wait on other clusters.
+    p.sk_dp_units = tail.dp_units;
+    p.sk_iters = tail.sk_iters;
+    clusters = tail.workers;
+  } else if (l.split_tail) {
     // Whole waves of whole units, then the rest in pieces: the grid is every
     // resident cluster, so that the waves are the ones whole_units counts.
     p.whole_units = tcgemm::prod::whole_units(units, clusters_resident);

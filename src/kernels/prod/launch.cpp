@@ -6,6 +6,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -96,19 +97,24 @@ Status encode_operand(const OperandView& v, std::int64_t batch_count, std::uint3
 }
 
 // Where a launch's scratch lives: the repacked operands (problem.h's
-// scratch layout), then the split-K partial sums, 256-byte aligned.
+// scratch layout), then the partial sums of a K split or of a stream-K
+// tail, 256-byte aligned.
 struct ScratchLayout {
   std::size_t partials_offset = 0;
   std::size_t bytes = 0;
 };
 
-// `split_units`: the units the launch splits (problem.h's split_units).
+// `split_units`: the units the launch splits (problem.h's split_units);
+// `stream_k_clusters`: the clusters of a stream-K tail's grid (0: none).
 ScratchLayout scratch_layout(const Problem& problem, const Choice& choice,
-                             std::int64_t split_units) {
+                             std::int64_t split_units, std::int64_t stream_k_clusters) {
   constexpr std::size_t kAlign = 256;
   ScratchLayout l;
   const std::size_t repack = tcgemm::prod::scratch_bytes(problem);
-  const std::size_t partials = tcgemm::prod::partials_bytes(problem, choice, split_units);
+  const std::size_t partials =
+      stream_k_clusters > 0
+          ? tcgemm::prod::stream_k_partials_bytes(choice.config, stream_k_clusters)
+          : tcgemm::prod::partials_bytes(problem, choice, split_units);
   l.partials_offset = (repack + kAlign - 1) / kAlign * kAlign;
   l.bytes = partials > 0 ? l.partials_offset + partials : repack;
   return l;
@@ -117,6 +123,11 @@ ScratchLayout scratch_layout(const Problem& problem, const Choice& choice,
 }  // namespace
 
 namespace prod {
+
+bool stream_k_enabled() {
+  static const bool enabled = std::getenv("TCGEMM_DISABLE_STREAM_K") == nullptr;
+  return enabled;
+}
 
 Status resolve_choice(const GemmArgs& args, int config, Choice* choice) {
   return resolve(args, config, choice);
@@ -208,13 +219,21 @@ std::size_t workspace_choice(const GemmArgs& args, Choice choice) {
   // Before a launch has its grid, a tail split's split units are bounded by
   // the clusters the device could hold at most.
   std::int64_t max_resident = tcgemm::prod::work_units(problem, choice.config);
-  if (tcgemm::prod::DeviceModel model; choice.split_tail && device_model(args, &model).ok()) {
+  // A stream-K tail's grid is every resident cluster, at most this many.
+  std::int64_t stream_k_clusters = 0;
+  if (tcgemm::prod::DeviceModel model; device_model(args, &model).ok()) {
     const tcgemm::prod::TileConfig& t = kConfigs[choice.config].tile;
-    max_resident = std::int64_t{model.sm_count} * t.ctas_per_sm / t.cluster_m;
+    const std::int64_t device_clusters =
+        std::int64_t{model.sm_count} * t.ctas_per_sm / t.cluster_m;
+    if (choice.split_tail) max_resident = device_clusters;
+    if (stream_k_enabled() && tcgemm::prod::uses_stream_k(problem, choice, model)) {
+      stream_k_clusters = device_clusters;
+    }
   }
   const std::size_t scratch =
       scratch_layout(problem, choice,
-                     tcgemm::prod::split_units_bound(problem, choice, max_resident))
+                     tcgemm::prod::split_units_bound(problem, choice, max_resident),
+                     stream_k_clusters)
           .bytes;
   return scratch == 0 ? 0 : tcgemm::prod::kReservedWorkspaceBytes + scratch;
 }
@@ -232,8 +251,12 @@ std::string describe_prod(const GemmArgs& args, int config) {
   if (!resolve(args, config, &choice).ok()) {
     return "config unknown (no device to select by)";
   }
-  return tcgemm::prod::to_string(
-      tcgemm::prod::launch_config(tcgemm::prod::oriented(args, choice), choice));
+  tcgemm::prod::DeviceModel model;
+  if (!prod::device_model(args, &model).ok()) return "config unknown (no device to select by)";
+  tcgemm::prod::LaunchConfig l =
+      tcgemm::prod::launch_config(tcgemm::prod::oriented(args, choice), choice, model);
+  l.stream_k = l.stream_k && prod::stream_k_enabled();
+  return tcgemm::prod::to_string(l);
 }
 
 Status launch_prod(const GemmArgs& args, int config) {
@@ -260,6 +283,10 @@ Status prod::prepare(const GemmArgs& args, Choice choice, PreparedLaunch* out) {
   prepared.split = splits > 1;
   prepared.split_in_place = tcgemm::prod::reduces_in_place(problem, choice);
   const bool split_tail = prepared.split && choice.split_tail;
+  // An unsplit launch may spread its last round stream-K (the instance's
+  // prepare decides with the clusters it finds resident).
+  tcgemm::prod::DeviceModel model;
+  if (Status s = prod::device_model(args, &model); !s.ok()) return s;
   if (split_tail && !prepared.split_in_place) {
     return {StatusCode::kInvalidValue,
             std::string(entry.name) +
@@ -288,6 +315,7 @@ Status prod::prepare(const GemmArgs& args, Choice choice, PreparedLaunch* out) {
   // prepare, which knows the resident clusters.
   p.whole_units = 0;
   launch.split_tail = split_tail;
+  launch.stream_k = prod::stream_k_enabled() && tcgemm::prod::uses_stream_k(problem, choice, model);
   p.a_batched = problem.a.shared ? 0 : 1;
   p.b_batched = problem.b.shared ? 0 : 1;
   // A split reduced by a second kernel stores dense slices, one per batch
@@ -347,7 +375,15 @@ Status prod::prepare(const GemmArgs& args, Choice choice, PreparedLaunch* out) {
     return {StatusCode::kNotSupported,
             std::string(entry.name) + ": more split tiles than the workspace has flags for"};
   }
-  const ScratchLayout layout = scratch_layout(problem, choice, split_units);
+  prepared.stream_k = launch.params.sk_iters > 0;
+  const std::int64_t stream_k_clusters =
+      prepared.stream_k ? std::int64_t{launch.ctas} / tile.cluster_m : 0;
+  if (stream_k_clusters * tile.cluster_m * tile.consumers >
+      static_cast<std::int64_t>(tcgemm::prod::kSplitFlagSlices)) {
+    return {StatusCode::kNotSupported,
+            std::string(entry.name) + ": more CTAs than the workspace has stream-K flags for"};
+  }
+  const ScratchLayout layout = scratch_layout(problem, choice, split_units, stream_k_clusters);
   prepared.scratch_bytes = layout.bytes;
   prepared.partials_offset = layout.partials_offset;
   // A repacked operand's map describes its copy in scratch: encoded here at
@@ -438,7 +474,7 @@ Status prod::enqueue(const PreparedLaunch& prepared, const RunOperands& run, voi
   p.c = second_pass ? scratch + prepared.partials_offset : run.c;
   p.alpha = second_pass ? 1.0f : run.alpha;
   p.beta = second_pass ? 0.0f : run.beta;
-  if (prepared.split_in_place) {
+  if (prepared.split_in_place || prepared.stream_k) {
     p.partials = reinterpret_cast<float*>(scratch + prepared.partials_offset);
     p.split_flags = reinterpret_cast<unsigned*>(base + tcgemm::prod::kSplitFlagOffset);
   }
@@ -468,7 +504,7 @@ Status prod::launch_choice(const GemmArgs& args, Choice choice) {
       workspace = args.workspace;
     } else {
       cudaError_t err = cudaMallocAsync(&workspace, bytes, args.stream);
-      if (err == cudaSuccess && prepared.split_in_place) {
+      if (err == cudaSuccess && (prepared.split_in_place || prepared.stream_k)) {
         err =
             cudaMemsetAsync(static_cast<std::uint8_t*>(workspace) + tcgemm::prod::kSplitFlagOffset,
                             0, tcgemm::prod::kSplitFlagBytes, args.stream);

@@ -54,11 +54,17 @@ struct PreparedLaunch {
   bool tma_c = false;           // C stored by TMA (its map's address set per run)
   bool split = false;           // K split: partial sums, then the reduction
   bool split_in_place = false;  // the pieces of a tile reduce it (else a second kernel)
+  bool stream_k = false;        // the last round spread stream-K (Params::sk_*)
   std::size_t partials_offset = 0;
   SplitKReduction reduction;
   // Scratch bytes the launch uses past kReservedWorkspaceBytes (0: none).
   std::size_t scratch_bytes = 0;
 };
+
+// False when the environment variable TCGEMM_DISABLE_STREAM_K is set (read
+// once): unsplit launches then keep a partial last round data-parallel
+// (problem.h's stream_k_tail), for A/B timing.
+bool stream_k_enabled();
 
 // Everything that can fail before a launch (a clear status, nothing
 // enqueued): validate(args) must have passed, M, N, K > 0. Pointers in args

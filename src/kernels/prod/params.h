@@ -64,6 +64,16 @@ struct Params {
   // a second kernel (split_k.h).
   float* partials = nullptr;
   unsigned* split_flags = nullptr;
+  // The stream-K tail of an unsplit launch (problem.h's stream_k_tail;
+  // sk_iters == 0: none): units [0, sk_dp_units) run whole, round-robin over
+  // the clusters; the k-tiles of the rest, sk_iters in all, are spread
+  // evenly over every cluster, worker w being cluster clusters - 1 - w
+  // (sched::StreamKSchedule). A piece that ends a cluster's share of a unit
+  // writes its partial sums to that CTA's slot of `partials` (one BM x BN
+  // tile per CTA of the grid) and raises its flag in `split_flags`; the
+  // cluster holding the unit's first k-tile adds them and stores C.
+  std::int64_t sk_dp_units = 0;
+  std::int64_t sk_iters = 0;
   // 1 when the operand has a matrix per batch entry (a 3-D tensor map, the
   // batch index its third coordinate); 0 when one matrix serves them all (a
   // 2-D map).
@@ -85,6 +95,10 @@ struct Launch {
   // Instance::prepare sets params.whole_units to the whole waves the
   // resident clusters run.
   bool split_tail = false;
+  // An unsplit launch with workspace for a stream-K tail (problem.h's
+  // stream_k_tail): Instance::prepare sets params.sk_* when the resident
+  // clusters leave a last round worth spreading.
+  bool stream_k = false;
 };
 
 // One instantiated kernel (kernel.cuh, compiled in instances_*.cu): prepare

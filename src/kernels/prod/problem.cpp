@@ -240,6 +240,57 @@ DeviceModel budgeted(DeviceModel device, int sm_count) {
   return device;
 }
 
+sched::StreamKSchedule stream_k_tail(int config, std::int64_t units, std::int64_t k_tiles,
+                                     std::int64_t resident) {
+  const auto k = static_cast<std::int32_t>(k_tiles);
+  resident = std::max<std::int64_t>(resident, 1);
+  if (kConfigs[config].tile.ctas_per_sm != 1) {
+    return sched::data_parallel_schedule(units, k, resident);
+  }
+  const sched::StreamKSchedule sk =
+      sched::make_stream_k_schedule(units, k, resident, kStreamKFixupKTiles,
+                                    /*overhead_64ths=*/0, /*split_cost_5ths=*/6);
+  // Past one whole round, with every cluster's share at least half a unit:
+  // a head then adds at most two partial sums. Smaller problems split K
+  // (Choice::k_splits), whose pieces share the sum.
+  if (sk.sk_iters > 0 && (sk.dp_units == 0 || 2 * sk.sk_iters < sk.workers * k_tiles)) {
+    return sched::data_parallel_schedule(units, k, resident);
+  }
+  return sk;
+}
+
+bool uses_stream_k(const Problem& problem, Choice choice, const DeviceModel& device) {
+  const TileConfig& t = kConfigs[choice.config].tile;
+  if (t.ctas_per_sm != 1 || effective_splits(problem.args.k, choice.k_splits) > 1) return false;
+  // Not where memory time is within half the tensor cores' time: a partial
+  // round streams as fast as a full one there, and the partial sums (a BM x
+  // BN fp32 tile per CTA, written and read) add traffic. (128 x 28672 x 8192
+  // on prod-128x256 ran 0.126 ms data-parallel, 0.181 with the tail; H200.)
+  const GemmArgs& a = problem.args;
+  const double batch = static_cast<double>(a.batch_count);
+  const double flops = 2.0 * static_cast<double>(a.m) * static_cast<double>(a.n) *
+                       static_cast<double>(a.k) * batch;
+  const double bytes =
+      (static_cast<double>(a.m) * static_cast<double>(a.k) * (problem.a.shared ? 1.0 : batch) +
+       static_cast<double>(a.k) * static_cast<double>(a.n) * (problem.b.shared ? 1.0 : batch)) *
+          static_cast<double>(size_of(a.a.dtype)) +
+      static_cast<double>(a.m) * static_cast<double>(a.n) * batch *
+          static_cast<double>(size_of(a.c.dtype));
+  const double compute_cycles = flops / (kTensorFlopsPerSmCycle * std::max(device.sm_count, 1));
+  const double memory_cycles = bytes / std::max(device.memory_bytes_per_cycle, 1.0);
+  if (2.0 * memory_cycles > compute_cycles) return false;
+  const std::int64_t resident = std::int64_t{std::max(device.sm_count, 1)} / t.cluster_m;
+  return stream_k_tail(choice.config, work_units(problem, choice.config),
+                       sched::ceil_div(problem.args.k, std::int64_t{t.bk}), resident)
+             .sk_iters > 0;
+}
+
+std::size_t stream_k_partials_bytes(int config, std::int64_t clusters) {
+  const TileConfig& t = kConfigs[config].tile;
+  return static_cast<std::size_t>(clusters) * static_cast<std::size_t>(t.cluster_m) *
+         static_cast<std::size_t>(t.bm) * static_cast<std::size_t>(t.bn) * sizeof(float);
+}
+
 double estimate_cycles(const Problem& problem, const DeviceModel& device, Choice choice) {
   const GemmArgs& a = problem.args;
   const ConfigEntry& entry = kConfigs[choice.config];
@@ -255,15 +306,27 @@ double estimate_cycles(const Problem& problem, const DeviceModel& device, Choice
   const std::int64_t split_tiles =
       splits == 1 ? 0 : (choice.split_tail ? tiles - whole_units(tiles, slots) : tiles);
   const std::int64_t whole_tiles = tiles - split_tiles;
-  const std::int64_t whole_waves = sched::ceil_div(whole_tiles, slots);
+  std::int64_t whole_waves = sched::ceil_div(whole_tiles, slots);
   const std::int64_t piece_waves = sched::ceil_div(split_tiles * splits, slots);
   // Tensor cores: each wave runs one tile (or piece) per CTA slot;
   // ctas_per_sm CTAs share an SM's throughput_pct.
   const auto flops = [&](std::int64_t k) { return 2.0 * t.bm * t.bn * static_cast<double>(k); };
   const double sm_rate = kTensorFlopsPerSmCycle * entry.throughput_pct / 100.0;
-  const double compute = (static_cast<double>(whole_waves) * flops(k_whole) +
-                          static_cast<double>(piece_waves) * flops(k_per_split)) *
-                         t.ctas_per_sm / sm_rate;
+  double compute = (static_cast<double>(whole_waves) * flops(k_whole) +
+                    static_cast<double>(piece_waves) * flops(k_per_split)) *
+                   t.ctas_per_sm / sm_rate;
+  if (uses_stream_k(problem, choice, device)) {
+    // A stream-K tail: the busiest cluster's k-tiles as its schedule counts
+    // them (split k-tiles at 6/5, the fixup as kStreamKFixupKTiles).
+    const sched::StreamKSchedule sk =
+        stream_k_tail(choice.config, work_units(problem, choice.config), k_whole / t.bk,
+                      std::int64_t{std::max(device.sm_count, 1)} / t.cluster_m);
+    const double k_tiles = static_cast<double>(sk.dp_units / sk.workers * sk.k_tiles) +
+                           static_cast<double>(sched::ceil_div(sk.sk_iters, sk.workers)) * 1.2 +
+                           static_cast<double>(kStreamKFixupKTiles);
+    compute = k_tiles * flops(t.bk) * t.ctas_per_sm / sm_rate;
+    whole_waves = sk.dp_units / sk.workers + 1;
+  }
   // Memory: unique operand bytes and C (read too when beta != 0) over DRAM,
   // plus the partial sums written and read back; every unit's tile loads
   // over L2.
@@ -450,12 +513,13 @@ Choice select(const Problem& problem, const DeviceModel& device, bool batch_inva
                         [&](const Choice& c) { return estimate_covers(problem, c); });
 }
 
-LaunchConfig launch_config(const Problem& problem, Choice choice) {
+LaunchConfig launch_config(const Problem& problem, Choice choice, const DeviceModel& device) {
   LaunchConfig l;
   l.config = choice.config;
   l.k_splits = effective_splits(problem.args.k, choice.k_splits);
   l.split_tail = l.k_splits > 1 && choice.split_tail;
   l.split_in_place = reduces_in_place(problem, choice);
+  l.stream_k = uses_stream_k(problem, choice, device);
   l.swapped = problem.swapped;
   l.c_row_major = problem.c_row_major;
   l.a_major = problem.a.major;
@@ -491,7 +555,7 @@ std::string to_string(const LaunchConfig& l) {
       " BK=" + std::to_string(t.bk) + " stages=" + std::to_string(t.stages) +
       " consumers=" + std::to_string(t.consumers) + " cluster=" + std::to_string(t.cluster_m) +
       "x1" + (t.cluster_m > 1 ? " multicast=B" : "") + " ctas/SM=" + std::to_string(t.ctas_per_sm) +
-      " scheduler=data-parallel(hilbert)" +
+      " scheduler=data-parallel(hilbert)" + (l.stream_k ? "+stream-K last round" : "") +
       (l.k_splits > 1
            ? " split-k=" + std::to_string(l.k_splits) +
                  (l.split_tail ? "(last wave only" : "(every tile") +

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kernels/prod/config.h"
+#include "sched/stream_k.h"
 
 namespace tcgemm::prod {
 
@@ -31,6 +32,7 @@ struct LaunchConfig {
   int k_splits = 1;
   bool split_tail = false;      // only the last wave's tiles split (Choice::split_tail)
   bool split_in_place = false;  // the pieces of a tile reduce it (else a second kernel)
+  bool stream_k = false;        // the last, partial round spread over every cluster
   bool swapped = false;         // C^T = B^T A^T (A and B swapped)
   bool c_row_major = false;     // the kernel's output row-major (Choice::flipped)
   Major a_major = Major::kK;
@@ -195,6 +197,31 @@ std::int64_t whole_units(std::int64_t units, std::int64_t resident);
 std::int64_t split_units(const Problem& problem, Choice choice, std::int64_t resident);
 std::int64_t split_units_bound(const Problem& problem, Choice choice, std::int64_t max_resident);
 
+// The stream-K tail of an unsplit launch ("DP + SK", sched/stream_k.h): with
+// `resident` clusters at once, the whole rounds of `units` work units run
+// data-parallel and the k-tiles of the last, partial round are spread evenly
+// over every cluster, each split unit finished by the cluster that holds its
+// first k-tile (kernel.cuh, stream_k_fixup). Taken where the schedule's
+// estimate finishes sooner: kStreamKFixupKTiles for the partial sums'
+// traffic and a split k-tile at 6/5 of a whole one (ladder step 15's
+// measurements, docs/ladder.md). Nothing for bookkeeping: the whole rounds
+// run the same kernel either way (4096^3, which stays data-parallel, ran
+// 0.1759 ms with and without the tail compiled in, H200).
+// Only past a whole round and where each cluster's share is at least half a
+// unit (a head adds at most two partial sums; under a round, K splits
+// serve). Rows of several CTAs per SM (no registers for the fixup) and
+// launches that split K get the data-parallel schedule (sk_iters == 0).
+inline constexpr std::int64_t kStreamKFixupKTiles = 16;
+sched::StreamKSchedule stream_k_tail(int config, std::int64_t units, std::int64_t k_tiles,
+                                     std::int64_t resident);
+
+// Whether an unsplit choice's launch takes a stream-K tail on `device`
+// (every CTA slot resident; never where the problem is near memory-bound),
+// and the fp32 partial sums one may write with `clusters` workers: a BM x BN
+// slot per CTA.
+bool uses_stream_k(const Problem& problem, Choice choice, const DeviceModel& device);
+std::size_t stream_k_partials_bytes(int config, std::int64_t clusters);
+
 // The fp32 partial sums a split-K launch writes for `split` split units: in
 // place, one BM x BN slot per split tile and split; through a second kernel,
 // M x N per batch entry and split; 0 without a split.
@@ -245,7 +272,8 @@ inline Problem oriented(const GemmArgs& args, const Choice& choice) {
 // where C could leave by TMA store.
 Choice select_split(const Problem& problem, const DeviceModel& device, int config);
 
-// The whole launch description (for describe() and the bench).
-LaunchConfig launch_config(const Problem& problem, Choice choice);
+// The whole launch description (for describe() and the bench), on `device`
+// (whether the last round is stream-K depends on how many clusters it holds).
+LaunchConfig launch_config(const Problem& problem, Choice choice, const DeviceModel& device);
 
 }  // namespace tcgemm::prod
