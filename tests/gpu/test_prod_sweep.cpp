@@ -1421,6 +1421,40 @@ TEST_F(ProdChoices, StreamKTailSanitizerSubset) {
   }
 }
 
+// Through the public API: gemm without the workspace a stream-K last round
+// needs runs that round data-parallel (nothing allocated for the partial
+// sums), exact all the same; describe names the tail only when the
+// workspace is there.
+TEST_F(ProdChoices, StreamKTailTakesTheCallersWorkspaceOnly) {
+  tcgemm::GemmOptions options;
+  options.kernel = "prod-128x256";
+  const std::vector<GemmCase> cases = stream_k_cases(0, 4, /*flipped=*/false, 3000);
+  for (const GemmCase& c : cases) {
+    const GuardedProblem p(c);
+    GemmArgs args = p.args();
+    args.sm_count = 4;
+    args.workspace = nullptr;
+    args.workspace_bytes = 0;
+    const tcgemm::Description without = tcgemm::describe(args, options);
+    ASSERT_TRUE(without.status.ok()) << without.status.message;
+    EXPECT_EQ(without.config.find("stream-K"), std::string::npos) << without.config;
+    const std::size_t bytes = tcgemm::workspace_size(args, options);
+    DeviceBuffer workspace = attach_workspace(args, bytes);
+    const tcgemm::Description with = tcgemm::describe(args, options);
+    EXPECT_NE(with.config.find("stream-K last round"), std::string::npos) << with.config;
+  }
+  const Backend no_workspace{"prod-128x256 on 4 SMs, no workspace",
+                             [options](const GemmArgs& args) {
+                               GemmArgs a = args;
+                               a.sm_count = 4;
+                               a.workspace = nullptr;
+                               a.workspace_bytes = 0;
+                               return tcgemm::gemm(a, options);
+                             },
+                             false};
+  run_all(cases, "ProdChoices stream-K without a workspace", no_workspace);
+}
+
 // A configuration that runs several CTAs per SM has no in-place reduction,
 // so it refuses a split of the last wave with a clear status.
 TEST_F(ProdChoices, SplitOfTheLastWaveNeedsOneCtaPerSm) {

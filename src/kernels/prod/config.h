@@ -31,7 +31,10 @@ enum class Major : std::uint8_t { kK = 0, kMN = 1 };
 
 // The tile scheduler. Data-parallel: persistent clusters walk whole tiles of
 // every batch entry, a Hilbert curve inside each entry. A K split is a
-// run-time choice on top of it (problem.h's Choice), not a config.
+// run-time choice on top of it (problem.h's Choice), not a config, and so
+// is a stream-K last round (problem.h's stream_k_tail: an unsplit launch
+// whose last round is partial spreads that round's k-tiles over every
+// cluster where its schedule says so).
 enum class Scheduler : std::uint8_t { kDataParallel = 0 };
 
 // One kernel shape. A structural literal type: it is the kernel template's

@@ -255,7 +255,9 @@ std::string describe_prod(const GemmArgs& args, int config) {
   if (!prod::device_model(args, &model).ok()) return "config unknown (no device to select by)";
   tcgemm::prod::LaunchConfig l =
       tcgemm::prod::launch_config(tcgemm::prod::oriented(args, choice), choice, model);
-  l.stream_k = l.stream_k && prod::stream_k_enabled();
+  // (launch_choice takes the tail only with the caller's workspace.)
+  l.stream_k = l.stream_k && prod::stream_k_enabled() && args.workspace != nullptr &&
+               args.workspace_bytes >= prod::workspace_choice(args, choice);
   return tcgemm::prod::to_string(l);
 }
 
@@ -267,7 +269,8 @@ Status launch_prod(const GemmArgs& args, int config) {
   return prod::launch_choice(args, choice);
 }
 
-Status prod::prepare(const GemmArgs& args, Choice choice, PreparedLaunch* out) {
+Status prod::prepare(const GemmArgs& args, Choice choice, PreparedLaunch* out,
+                     bool allow_stream_k) {
   Problem problem = tcgemm::prod::oriented(args, choice);
   const tcgemm::prod::ConfigEntry& entry = kConfigs[choice.config];
   const tcgemm::prod::TileConfig& tile = entry.tile;
@@ -315,7 +318,8 @@ Status prod::prepare(const GemmArgs& args, Choice choice, PreparedLaunch* out) {
   // prepare, which knows the resident clusters.
   p.whole_units = 0;
   launch.split_tail = split_tail;
-  launch.stream_k = prod::stream_k_enabled() && tcgemm::prod::uses_stream_k(problem, choice, model);
+  launch.stream_k = allow_stream_k && prod::stream_k_enabled() &&
+                    tcgemm::prod::uses_stream_k(problem, choice, model);
   p.a_batched = problem.a.shared ? 0 : 1;
   p.b_batched = problem.b.shared ? 0 : 1;
   // A split reduced by a second kernel stores dense slices, one per batch
@@ -494,13 +498,24 @@ Status prod::launch_choice(const GemmArgs& args, Choice choice) {
   PreparedLaunch prepared;
   // Everything that can fail comes before anything is enqueued.
   if (Status s = prod::prepare(args, choice, &prepared); !s.ok()) return s;
+  const auto fits = [&] {
+    return args.workspace != nullptr &&
+           args.workspace_bytes >= tcgemm::prod::kReservedWorkspaceBytes + prepared.scratch_bytes;
+  };
+  if (prepared.stream_k && !fits()) {
+    // A stream-K last round only with the caller's workspace: allocating its
+    // partial sums per call would cost about what the round saves.
+    if (Status s = prod::prepare(args, choice, &prepared, /*allow_stream_k=*/false); !s.ok()) {
+      return s;
+    }
+  }
   // The caller's workspace when it is large enough, else stream-ordered
   // memory freed after the launch, its split-K flags zeroed first.
   void* workspace = nullptr;
   bool owned = false;
   if (prepared.scratch_bytes > 0) {
     const std::size_t bytes = tcgemm::prod::kReservedWorkspaceBytes + prepared.scratch_bytes;
-    if (args.workspace != nullptr && args.workspace_bytes >= bytes) {
+    if (fits()) {
       workspace = args.workspace;
     } else {
       cudaError_t err = cudaMallocAsync(&workspace, bytes, args.stream);

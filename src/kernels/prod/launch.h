@@ -69,7 +69,10 @@ bool stream_k_enabled();
 // Everything that can fail before a launch (a clear status, nothing
 // enqueued): validate(args) must have passed, M, N, K > 0. Pointers in args
 // matter only for the alignment they have (problem.h's canonicalize).
-Status prepare(const GemmArgs& args, tcgemm::prod::Choice choice, PreparedLaunch* prepared);
+// With allow_stream_k false a partial last round stays data-parallel (no
+// stream-K scratch): for a one-shot call without the workspace it needs.
+Status prepare(const GemmArgs& args, tcgemm::prod::Choice choice, PreparedLaunch* prepared,
+               bool allow_stream_k = true);
 
 // The caller's pointers and scalars for one run of a prepared launch.
 struct RunOperands {
