@@ -79,7 +79,12 @@ Status GemmPlan::create(const GemmArgs& args, const GemmOptions& options, GemmPl
   }
   prod::Choice prod_choice;
   if (Status s = kernels::prod::resolve_choice(args, config, &prod_choice); !s.ok()) return s;
-  if (Status s = kernels::prod::prepare(args, prod_choice, &state->prepared); !s.ok()) return s;
+  // The batch-invariant mode never takes a stream-K round (launch.cpp).
+  if (Status s = kernels::prod::prepare(args, prod_choice, &state->prepared,
+                                        config != kernels::kInvariantConfig);
+      !s.ok()) {
+    return s;
+  }
   state->kind = State::Kind::kProd;
   state->description.kernel = std::string(choice.kernel->name);
   prod::DeviceModel model;

@@ -144,18 +144,6 @@ class StreamKCursor {
   std::int32_t k_begin_ = 0;
 };
 
-// The schedule for `units` units of k_tiles iterations on at most
-// max_workers co-resident workers. Splits the last round when that shortens
-// the busiest worker's load, counted in iterations: fixup_iters added for
-// the partial-sum traffic, overhead_64ths / 64 of the whole rounds for a
-// stream-K kernel's bookkeeping, and each split iteration counted as
-// split_cost_5ths / 5 of a whole-round one. Otherwise the fewest workers
-// that keep the data-parallel round count (every worker gets the same number
-// of units, or one less). Stream-K needs every worker's range non-empty (a
-// unit's pieces then belong to consecutive workers), so it is used only when
-// the split iterations number at least the workers.
-// units >= 1, k_tiles >= 1, max_workers >= 1, fixup_iters, overhead_64ths >=
-// 0, split_cost_5ths >= 1.
 // Every unit whole, on the fewest of max_workers workers that keep the round
 // count (every worker gets the same number of units, or one less).
 constexpr StreamKSchedule data_parallel_schedule(std::int64_t units, std::int32_t k_tiles,
@@ -170,6 +158,18 @@ constexpr StreamKSchedule data_parallel_schedule(std::int64_t units, std::int32_
   return dp;
 }
 
+// The schedule for `units` units of k_tiles iterations on at most
+// max_workers co-resident workers. Splits the last round when that shortens
+// the busiest worker's load, counted in iterations: fixup_iters added for
+// the partial-sum traffic, overhead_64ths / 64 of the whole rounds for a
+// stream-K kernel's bookkeeping, and each split iteration counted as
+// split_cost_5ths / 5 of a whole-round one. Otherwise the fewest workers
+// that keep the data-parallel round count (every worker gets the same number
+// of units, or one less). Stream-K needs every worker's range non-empty (a
+// unit's pieces then belong to consecutive workers), so it is used only when
+// the split iterations number at least the workers.
+// units >= 1, k_tiles >= 1, max_workers >= 1, fixup_iters, overhead_64ths >=
+// 0, split_cost_5ths >= 1.
 constexpr StreamKSchedule make_stream_k_schedule(std::int64_t units, std::int32_t k_tiles,
                                                  std::int64_t max_workers, std::int64_t fixup_iters,
                                                  std::int64_t overhead_64ths = 0,

@@ -1324,8 +1324,9 @@ TEST_F(ProdChoices, AWorkspaceTheStreamKStepUsedStillReducesInPlace) {
 // Problems whose last round an unsplit launch of `config` spreads stream-K
 // over `budget` SMs (GemmArgs::sm_count: W = budget / cluster_m workers):
 // W + ceil(W / 2) units, a whole round and then ceil(W / 2) units split over
-// every worker (so each share is about half a unit: heads with one or two
-// peers, partial pieces that begin a worker's share), as units along N,
+// every worker (each share about half a unit or more: heads with one peer,
+// and with two where W = 5, partial pieces that begin a worker's share), as
+// units along N,
 // along M, and as batch entries. Ragged M and N, an odd K (repacked
 // operands), alpha and beta, every epilogue (TMA store, the staged
 // column-major store, fp32 from registers, and with `flipped` a flipped
@@ -1373,9 +1374,11 @@ std::vector<GemmCase> stream_k_cases(int config, int budget, bool flipped, std::
 // really take a stream-K tail (the prepared launch says so) and pass
 // run_case's checks (exact on integer inputs, guard bands, the flags back at
 // zero for the second run).
-void run_stream_k_cases(int config, int budget, bool flipped, std::int64_t base_k) {
+// Returns the most peers a head of the first case's schedule adds.
+int run_stream_k_cases(int config, int budget, bool flipped, std::int64_t base_k) {
   const tcgemm::prod::Choice choice{config, 1, /*separate_reduction=*/false,
                                     /*split_tail=*/false, flipped};
+  int most_peers = 0;
   const std::string name = std::string(tcgemm::prod::kConfigs[config].name) + " stream-K on " +
                            std::to_string(budget) + " SMs" + (flipped ? " flipped" : "");
   const std::vector<GemmCase> cases = stream_k_cases(config, budget, flipped, base_k);
@@ -1384,9 +1387,22 @@ void run_stream_k_cases(int config, int budget, bool flipped, std::int64_t base_
     GemmArgs args = p.args();
     args.sm_count = budget;
     tcgemm::kernels::prod::PreparedLaunch prepared;
-    ASSERT_TRUE(tcgemm::kernels::prod::prepare(args, choice, &prepared).ok()) << name;
+    EXPECT_TRUE(tcgemm::kernels::prod::prepare(args, choice, &prepared).ok()) << name;
     EXPECT_TRUE(prepared.stream_k) << name << ": " << c.m << " x " << c.n << " x " << c.k
                                    << " did not take a stream-K tail";
+    if (&c == &cases.front() && prepared.stream_k) {
+      const tcgemm::kernels::prod::Params& q = prepared.launch.params;
+      tcgemm::sched::StreamKSchedule sk;
+      sk.workers = prepared.launch.ctas / tcgemm::prod::kConfigs[config].tile.cluster_m;
+      sk.dp_units = q.sk_dp_units;
+      sk.sk_iters = q.sk_iters;
+      sk.k_tiles = q.k_tiles;
+      for (std::int64_t w = 0; w < sk.workers; ++w) {
+        for (std::int64_t j = 0; j < sk.sk_items(w); ++j) {
+          most_peers = std::max(most_peers, static_cast<int>(sk.sk_item(w, j).peers));
+        }
+      }
+    }
   }
   const Backend inner = choice_backend(choice, name);
   const Backend budgeted{name,
@@ -1397,15 +1413,24 @@ void run_stream_k_cases(int config, int budget, bool flipped, std::int64_t base_
                          },
                          false};
   run_all(cases, "ProdChoices " + name, budgeted);
+  return most_peers;
 }
 
 // Every config that runs one CTA per SM, unsplit, on budgets of 4 SMs (2
-// clusters of 2, or 4 CTAs) and 6, in the native orientation and flipped.
+// clusters of 2, or 4 CTAs), 6, and 5 workers (10 SMs in clusters of 2, 5
+// without: heads that add two partial sums, as most of 8192^3's do), in the
+// native orientation and flipped.
 TEST_F(ProdChoices, StreamKTailIsCorrectOnEveryConfig) {
   for (int config = 0; config < tcgemm::prod::kConfigCount; ++config) {
-    if (tcgemm::prod::kConfigs[config].tile.ctas_per_sm != 1) continue;
-    for (const int budget : {4, 6}) {
-      for (const bool flipped : {false, true}) run_stream_k_cases(config, budget, flipped, 8000);
+    const tcgemm::prod::TileConfig& t = tcgemm::prod::kConfigs[config].tile;
+    if (t.ctas_per_sm != 1) continue;
+    for (const int budget : {4, 6, 5 * t.cluster_m}) {
+      for (const bool flipped : {false, true}) {
+        const int peers = run_stream_k_cases(config, budget, flipped, 8000);
+        if (budget == 5 * t.cluster_m) {
+          EXPECT_EQ(peers, 2) << tcgemm::prod::kConfigs[config].name << " on " << budget;
+        }
+      }
     }
   }
 }
@@ -1421,13 +1446,16 @@ TEST_F(ProdChoices, StreamKTailSanitizerSubset) {
   }
 }
 
-// Through the public API: gemm without the workspace a stream-K last round
-// needs runs that round data-parallel (nothing allocated for the partial
-// sums), exact all the same; describe names the tail only when the
-// workspace is there.
-TEST_F(ProdChoices, StreamKTailTakesTheCallersWorkspaceOnly) {
+// Through the public API: gemm takes the stream-K round with or without a
+// workspace (it allocates one when it has none), so the bits do not depend
+// on it; with the caller's workspace every flag is back at zero after each
+// call; the batch-invariant mode never takes it (whether a round is partial
+// depends on M).
+TEST_F(ProdChoices, StreamKTailIsTheSameWithOrWithoutAWorkspaceAndLeavesFlagsZero) {
   tcgemm::GemmOptions options;
   options.kernel = "prod-128x256";
+  tcgemm::GemmOptions invariant;
+  invariant.batch_invariant = true;
   const std::vector<GemmCase> cases = stream_k_cases(0, 4, /*flipped=*/false, 3000);
   for (const GemmCase& c : cases) {
     const GuardedProblem p(c);
@@ -1437,22 +1465,53 @@ TEST_F(ProdChoices, StreamKTailTakesTheCallersWorkspaceOnly) {
     args.workspace_bytes = 0;
     const tcgemm::Description without = tcgemm::describe(args, options);
     ASSERT_TRUE(without.status.ok()) << without.status.message;
-    EXPECT_EQ(without.config.find("stream-K"), std::string::npos) << without.config;
-    const std::size_t bytes = tcgemm::workspace_size(args, options);
-    DeviceBuffer workspace = attach_workspace(args, bytes);
-    const tcgemm::Description with = tcgemm::describe(args, options);
-    EXPECT_NE(with.config.find("stream-K last round"), std::string::npos) << with.config;
+    EXPECT_NE(without.config.find("stream-K last round"), std::string::npos) << without.config;
+    const tcgemm::Description inv = tcgemm::describe(args, invariant);
+    EXPECT_EQ(inv.config.find("stream-K"), std::string::npos) << inv.config;
   }
+  const auto budgeted = [](const GemmArgs& args) {
+    GemmArgs a = args;
+    a.sm_count = 4;
+    return a;
+  };
   const Backend no_workspace{"prod-128x256 on 4 SMs, no workspace",
-                             [options](const GemmArgs& args) {
-                               GemmArgs a = args;
-                               a.sm_count = 4;
+                             [options, budgeted](const GemmArgs& args) {
+                               GemmArgs a = budgeted(args);
                                a.workspace = nullptr;
                                a.workspace_bytes = 0;
                                return tcgemm::gemm(a, options);
                              },
                              false};
   run_all(cases, "ProdChoices stream-K without a workspace", no_workspace);
+  // One workspace for every case, its flags read back after each call.
+  auto workspace = std::make_shared<DeviceBuffer>();
+  auto bad_flags = std::make_shared<std::int64_t>(0);
+  const Backend flags_checked{
+      "prod-128x256 on 4 SMs, flags read back",
+      [options, budgeted, workspace, bad_flags](const GemmArgs& args) {
+        GemmArgs a = budgeted(args);
+        const std::size_t need = tcgemm::workspace_size(a, options);
+        if (need > workspace->bytes()) {
+          *workspace = DeviceBuffer();
+          *workspace = attach_workspace(a, need);
+        }
+        a.workspace = workspace->get();
+        a.workspace_bytes = workspace->bytes();
+        const tcgemm::Status s = tcgemm::gemm(a, options);
+        if (!s.ok()) return s;
+        std::vector<std::uint32_t> flags(tcgemm::prod::kSplitFlagBytes / 4);
+        if (cudaMemcpy(flags.data(),
+                       static_cast<const std::uint8_t*>(workspace->get()) +
+                           tcgemm::prod::kSplitFlagOffset,
+                       tcgemm::prod::kSplitFlagBytes, cudaMemcpyDeviceToHost) != cudaSuccess) {
+          return tcgemm::Status{tcgemm::StatusCode::kCudaError, "reading the flags back failed"};
+        }
+        *bad_flags += std::count_if(flags.begin(), flags.end(), [](std::uint32_t f) { return f; });
+        return s;
+      },
+      false};
+  run_all(cases, "ProdChoices stream-K, flags read back", flags_checked);
+  EXPECT_EQ(*bad_flags, 0) << "flag words left non-zero after a call";
 }
 
 // A configuration that runs several CTAs per SM has no in-place reduction,

@@ -568,8 +568,8 @@ TEST(ProdStreamK, SpreadsTheLastRoundWhereItPays) {
   };
   EXPECT_TRUE(tail(8192, 8192, 8192, {0, 1}));
   EXPECT_FALSE(tail(4096, 4096, 4096, {0, 1}));
-  // 264 pairs: 4 whole rounds.
-  EXPECT_FALSE(tail(4224, 4096, 8192, {0, 1}));
+  // 264 pairs (33 x 8): 4 whole rounds.
+  EXPECT_FALSE(tail(8448, 2048, 8192, {0, 1}));
   // 112 pairs, one round and 46 left, but the weights' stream binds: the
   // partial sums would only add traffic.
   EXPECT_FALSE(tail(128, 28672, 8192, {0, 1}));

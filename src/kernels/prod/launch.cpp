@@ -214,7 +214,7 @@ Status device_model(const GemmArgs& args, tcgemm::prod::DeviceModel* model) {
   return s;
 }
 
-std::size_t workspace_choice(const GemmArgs& args, Choice choice) {
+std::size_t workspace_choice(const GemmArgs& args, Choice choice, bool allow_stream_k) {
   const Problem problem = tcgemm::prod::oriented(args, choice);
   // Before a launch has its grid, a tail split's split units are bounded by
   // the clusters the device could hold at most.
@@ -226,7 +226,8 @@ std::size_t workspace_choice(const GemmArgs& args, Choice choice) {
     const std::int64_t device_clusters =
         std::int64_t{model.sm_count} * t.ctas_per_sm / t.cluster_m;
     if (choice.split_tail) max_resident = device_clusters;
-    if (stream_k_enabled() && tcgemm::prod::uses_stream_k(problem, choice, model)) {
+    if (allow_stream_k && stream_k_enabled() &&
+        tcgemm::prod::uses_stream_k(problem, choice, model)) {
       stream_k_clusters = device_clusters;
     }
   }
@@ -243,7 +244,7 @@ std::size_t workspace_choice(const GemmArgs& args, Choice choice) {
 std::size_t workspace_prod(const GemmArgs& args, int config) {
   Choice choice;
   if (!prod::resolve_choice(args, config, &choice).ok()) return 0;
-  return prod::workspace_choice(args, choice);
+  return prod::workspace_choice(args, choice, config != kInvariantConfig);
 }
 
 std::string describe_prod(const GemmArgs& args, int config) {
@@ -255,9 +256,7 @@ std::string describe_prod(const GemmArgs& args, int config) {
   if (!prod::device_model(args, &model).ok()) return "config unknown (no device to select by)";
   tcgemm::prod::LaunchConfig l =
       tcgemm::prod::launch_config(tcgemm::prod::oriented(args, choice), choice, model);
-  // (launch_choice takes the tail only with the caller's workspace.)
-  l.stream_k = l.stream_k && prod::stream_k_enabled() && args.workspace != nullptr &&
-               args.workspace_bytes >= prod::workspace_choice(args, choice);
+  l.stream_k = l.stream_k && prod::stream_k_enabled() && config != kInvariantConfig;
   return tcgemm::prod::to_string(l);
 }
 
@@ -266,7 +265,9 @@ Status launch_prod(const GemmArgs& args, int config) {
   if (Status s = prod::resolve_choice(args, config, &choice); !s.ok()) {
     return s;
   }
-  return prod::launch_choice(args, choice);
+  // The batch-invariant mode keeps every tile whole: a stream-K round sums
+  // its tiles in another order, and whether there is one depends on M.
+  return prod::launch_choice(args, choice, config != kInvariantConfig);
 }
 
 Status prod::prepare(const GemmArgs& args, Choice choice, PreparedLaunch* out,
@@ -494,28 +495,17 @@ Status prod::enqueue(const PreparedLaunch& prepared, const RunOperands& run, voi
   return prod::launch_split_k_reduction(l.reduction, stream);
 }
 
-Status prod::launch_choice(const GemmArgs& args, Choice choice) {
+Status prod::launch_choice(const GemmArgs& args, Choice choice, bool allow_stream_k) {
   PreparedLaunch prepared;
   // Everything that can fail comes before anything is enqueued.
-  if (Status s = prod::prepare(args, choice, &prepared); !s.ok()) return s;
-  const auto fits = [&] {
-    return args.workspace != nullptr &&
-           args.workspace_bytes >= tcgemm::prod::kReservedWorkspaceBytes + prepared.scratch_bytes;
-  };
-  if (prepared.stream_k && !fits()) {
-    // A stream-K last round only with the caller's workspace: allocating its
-    // partial sums per call would cost about what the round saves.
-    if (Status s = prod::prepare(args, choice, &prepared, /*allow_stream_k=*/false); !s.ok()) {
-      return s;
-    }
-  }
+  if (Status s = prod::prepare(args, choice, &prepared, allow_stream_k); !s.ok()) return s;
   // The caller's workspace when it is large enough, else stream-ordered
   // memory freed after the launch, its split-K flags zeroed first.
   void* workspace = nullptr;
   bool owned = false;
   if (prepared.scratch_bytes > 0) {
     const std::size_t bytes = tcgemm::prod::kReservedWorkspaceBytes + prepared.scratch_bytes;
-    if (fits()) {
+    if (args.workspace != nullptr && args.workspace_bytes >= bytes) {
       workspace = args.workspace;
     } else {
       cudaError_t err = cudaMallocAsync(&workspace, bytes, args.stream);

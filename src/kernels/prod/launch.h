@@ -34,10 +34,13 @@ bool config_of_kernel(std::string_view kernel_name, int* config);
 // Runs `args` with exactly `choice` (its config and K split), as gemm would
 // otherwise; validate(args) must have passed and M, N, K > 0. A choice whose
 // config does not fit the device fails at the launch (kCudaError).
-Status launch_choice(const GemmArgs& args, tcgemm::prod::Choice choice);
+// allow_stream_k: as for prepare.
+Status launch_choice(const GemmArgs& args, tcgemm::prod::Choice choice,
+                     bool allow_stream_k = true);
 
 // The workspace launch_choice(args, choice) uses (kernels.h's workspace_prod).
-std::size_t workspace_choice(const GemmArgs& args, tcgemm::prod::Choice choice);
+std::size_t workspace_choice(const GemmArgs& args, tcgemm::prod::Choice choice,
+                             bool allow_stream_k = true);
 
 // A launch with everything but its addresses worked out: the instance (its
 // shared-memory limit set, its grid sized), the tensor maps encoded, the
@@ -70,7 +73,8 @@ bool stream_k_enabled();
 // enqueued): validate(args) must have passed, M, N, K > 0. Pointers in args
 // matter only for the alignment they have (problem.h's canonicalize).
 // With allow_stream_k false a partial last round stays data-parallel (no
-// stream-K scratch): for a one-shot call without the workspace it needs.
+// stream-K scratch): the batch-invariant mode, whose tiles must all be
+// summed the same way whatever M is.
 Status prepare(const GemmArgs& args, tcgemm::prod::Choice choice, PreparedLaunch* prepared,
                bool allow_stream_k = true);
 
