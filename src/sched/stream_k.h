@@ -158,6 +158,17 @@ constexpr StreamKSchedule data_parallel_schedule(std::int64_t units, std::int32_
   return dp;
 }
 
+// The busiest worker's load under a stream-K schedule (sk_iters > 0), in
+// iterations, as make_stream_k_schedule weighs it: its whole rounds, plus
+// overhead_64ths / 64 of them, its share of the split iterations at
+// split_cost_5ths / 5 each, and fixup_iters.
+constexpr std::int64_t stream_k_load(const StreamKSchedule& sk, std::int64_t fixup_iters,
+                                     std::int64_t overhead_64ths, std::int64_t split_cost_5ths) {
+  const std::int64_t whole_rounds = sk.dp_units / sk.workers * sk.k_tiles;
+  return whole_rounds + whole_rounds * overhead_64ths / 64 +
+         ceil_div(sk.sk_iters, sk.workers) * split_cost_5ths / 5 + fixup_iters;
+}
+
 // The schedule for `units` units of k_tiles iterations on at most
 // max_workers co-resident workers. Splits the last round when that shortens
 // the busiest worker's load, counted in iterations: fixup_iters added for
@@ -187,11 +198,7 @@ constexpr StreamKSchedule make_stream_k_schedule(std::int64_t units, std::int32_
   sk.k_tiles = k_tiles;
   if (sk.sk_iters < sk.workers) return dp;
   const std::int64_t dp_load = rounds * k_tiles;
-  const std::int64_t whole_rounds = (units / max_workers) * k_tiles;
-  const std::int64_t sk_load = whole_rounds + whole_rounds * overhead_64ths / 64 +
-                               ceil_div(sk.sk_iters, sk.workers) * split_cost_5ths / 5 +
-                               fixup_iters;
-  return sk_load < dp_load ? sk : dp;
+  return stream_k_load(sk, fixup_iters, overhead_64ths, split_cost_5ths) < dp_load ? sk : dp;
 }
 
 }  // namespace tcgemm::sched

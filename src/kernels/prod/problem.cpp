@@ -240,6 +240,30 @@ DeviceModel budgeted(DeviceModel device, int sm_count) {
   return device;
 }
 
+namespace {
+
+// The bytes of A and B (one copy of a matrix shared by every batch entry)
+// and of C (written once) a problem moves through DRAM at least.
+struct DramBytes {
+  double a;
+  double b;
+  double c;
+};
+
+DramBytes dram_bytes(const Problem& problem) {
+  const GemmArgs& a = problem.args;
+  const double in_bytes = static_cast<double>(size_of(a.a.dtype));
+  const double batch = static_cast<double>(a.batch_count);
+  return {static_cast<double>(a.m) * static_cast<double>(a.k) * in_bytes *
+              (problem.a.shared ? 1.0 : batch),
+          static_cast<double>(a.k) * static_cast<double>(a.n) * in_bytes *
+              (problem.b.shared ? 1.0 : batch),
+          static_cast<double>(a.m) * static_cast<double>(a.n) * batch *
+              static_cast<double>(size_of(a.c.dtype))};
+}
+
+}  // namespace
+
 sched::StreamKSchedule stream_k_tail(int config, std::int64_t units, std::int64_t k_tiles,
                                      std::int64_t resident) {
   const auto k = static_cast<std::int32_t>(k_tiles);
@@ -249,7 +273,7 @@ sched::StreamKSchedule stream_k_tail(int config, std::int64_t units, std::int64_
   }
   const sched::StreamKSchedule sk =
       sched::make_stream_k_schedule(units, k, resident, kStreamKFixupKTiles,
-                                    /*overhead_64ths=*/0, /*split_cost_5ths=*/6);
+                                    /*overhead_64ths=*/0, kStreamKSplitCost5ths);
   // Past one whole round, with every cluster's share at least half a unit:
   // a head then adds at most two partial sums. Smaller problems split K
   // (Choice::k_splits), whose pieces share the sum.
@@ -261,23 +285,18 @@ sched::StreamKSchedule stream_k_tail(int config, std::int64_t units, std::int64_
 
 bool uses_stream_k(const Problem& problem, Choice choice, const DeviceModel& device) {
   const TileConfig& t = kConfigs[choice.config].tile;
-  if (t.ctas_per_sm != 1 || effective_splits(problem.args.k, choice.k_splits) > 1) return false;
+  if (effective_splits(problem.args.k, choice.k_splits) > 1) return false;
   // Not where memory time is within half the tensor cores' time: a partial
   // round streams as fast as a full one there, and the partial sums (a BM x
   // BN fp32 tile per CTA, written and read) add traffic. (128 x 28672 x 8192
   // on prod-128x256 ran 0.126 ms data-parallel, 0.181 with the tail; H200.)
   const GemmArgs& a = problem.args;
-  const double batch = static_cast<double>(a.batch_count);
   const double flops = 2.0 * static_cast<double>(a.m) * static_cast<double>(a.n) *
-                       static_cast<double>(a.k) * batch;
-  const double bytes =
-      (static_cast<double>(a.m) * static_cast<double>(a.k) * (problem.a.shared ? 1.0 : batch) +
-       static_cast<double>(a.k) * static_cast<double>(a.n) * (problem.b.shared ? 1.0 : batch)) *
-          static_cast<double>(size_of(a.a.dtype)) +
-      static_cast<double>(a.m) * static_cast<double>(a.n) * batch *
-          static_cast<double>(size_of(a.c.dtype));
+                       static_cast<double>(a.k) * static_cast<double>(a.batch_count);
+  const DramBytes bytes = dram_bytes(problem);
   const double compute_cycles = flops / (kTensorFlopsPerSmCycle * std::max(device.sm_count, 1));
-  const double memory_cycles = bytes / std::max(device.memory_bytes_per_cycle, 1.0);
+  const double memory_cycles =
+      (bytes.a + bytes.b + bytes.c) / std::max(device.memory_bytes_per_cycle, 1.0);
   if (2.0 * memory_cycles > compute_cycles) return false;
   const std::int64_t resident = std::int64_t{std::max(device.sm_count, 1)} / t.cluster_m;
   return stream_k_tail(choice.config, work_units(problem, choice.config),
@@ -321,9 +340,8 @@ double estimate_cycles(const Problem& problem, const DeviceModel& device, Choice
     const sched::StreamKSchedule sk =
         stream_k_tail(choice.config, work_units(problem, choice.config), k_whole / t.bk,
                       std::int64_t{std::max(device.sm_count, 1)} / t.cluster_m);
-    const double k_tiles = static_cast<double>(sk.dp_units / sk.workers * sk.k_tiles) +
-                           static_cast<double>(sched::ceil_div(sk.sk_iters, sk.workers)) * 1.2 +
-                           static_cast<double>(kStreamKFixupKTiles);
+    const auto k_tiles = static_cast<double>(
+        sched::stream_k_load(sk, kStreamKFixupKTiles, /*overhead_64ths=*/0, kStreamKSplitCost5ths));
     compute = k_tiles * flops(t.bk) * t.ctas_per_sm / sm_rate;
     whole_waves = sk.dp_units / sk.workers + 1;
   }
@@ -331,14 +349,12 @@ double estimate_cycles(const Problem& problem, const DeviceModel& device, Choice
   // plus the partial sums written and read back; every unit's tile loads
   // over L2.
   const double in_bytes = static_cast<double>(size_of(a.a.dtype));
-  const double out_bytes = static_cast<double>(size_of(a.c.dtype));
-  const double batch = static_cast<double>(a.batch_count);
-  const double mn = static_cast<double>(a.m) * static_cast<double>(a.n) * batch;
-  const double a_bytes = static_cast<double>(a.m) * static_cast<double>(a.k) * in_bytes *
-                         (problem.a.shared ? 1.0 : batch);
-  const double b_bytes = static_cast<double>(a.k) * static_cast<double>(a.n) * in_bytes *
-                         (problem.b.shared ? 1.0 : batch);
-  const double c_bytes = mn * out_bytes * (a.beta != 0.0f ? 2.0 : 1.0);
+  const double mn =
+      static_cast<double>(a.m) * static_cast<double>(a.n) * static_cast<double>(a.batch_count);
+  const DramBytes unique = dram_bytes(problem);
+  const double a_bytes = unique.a;
+  const double b_bytes = unique.b;
+  const double c_bytes = unique.c * (a.beta != 0.0f ? 2.0 : 1.0);
   const double split_share =
       tiles > 0 ? static_cast<double>(split_tiles) / static_cast<double>(tiles) : 0.0;
   const double partial_bytes = 2.0 * mn * split_share * splits * sizeof(float);

@@ -212,6 +212,7 @@ std::int64_t split_units_bound(const Problem& problem, Choice choice, std::int64
 // serve). Rows of several CTAs per SM (no registers for the fixup) and
 // launches that split K get the data-parallel schedule (sk_iters == 0).
 inline constexpr std::int64_t kStreamKFixupKTiles = 16;
+inline constexpr std::int64_t kStreamKSplitCost5ths = 6;
 sched::StreamKSchedule stream_k_tail(int config, std::int64_t units, std::int64_t k_tiles,
                                      std::int64_t resident);
 
