@@ -4,16 +4,19 @@
 // unsplit and against another config in one process:
 //
 //   tcgemm-split-probe [--reps N] CHOICE...
-//   CHOICE = MxNxK:CONFIG:SPLITS[:tail][:separate]
+//   CHOICE = MxNxK:CONFIG:SPLITS[:tail][:separate][:flipped]
 //     CONFIG    a config index of src/kernels/prod/config.h (0 = prod-128x256)
 //     tail      split only the last, partial wave's tiles (Choice::split_tail)
 //     separate  reduce in a second kernel (Choice::separate_reduction)
+//     flipped   the orientation C's layout does not give (Choice::flipped)
 //   e.g. tcgemm-split-probe 2048x2048x2048:2:1 2048x2048x2048:2:2
 //
 // Each problem is bf16 TN (A row-major, B and C column-major, tight leading
 // dimensions) on zero-filled operands, with a zeroed workspace the choice's
-// size: 3 launches to warm up, then --reps launches back to back between two
-// CUDA events; prints milliseconds per launch. Results are not checked (the
+// size: the choice prepared once (kernels::prod::prepare), 3 launches to warm
+// up, then --reps launches captured in a CUDA graph and timed between two
+// CUDA events (GPU time, no host work between launches); prints
+// milliseconds per launch. Results are not checked (the
 // GPU suite's ProdChoices tests verify every choice): a diagnostic for
 // profiling, e.g. under `ncu --kernel-name kernel --launch-skip 3
 // --launch-count 1`. docs/production.md has what the H200 measured.
@@ -38,7 +41,7 @@ struct Probe {
   tcgemm::prod::Choice choice;
 };
 
-// Parses MxNxK:CONFIG:SPLITS[:tail][:separate]; false on anything else.
+// Parses MxNxK:CONFIG:SPLITS[:tail][:separate][:flipped]; false on anything else.
 bool parse(const std::string& text, Probe* out) {
   std::istringstream in(text);
   std::string shape, field;
@@ -67,6 +70,8 @@ bool parse(const std::string& text, Probe* out) {
       out->choice.split_tail = true;
     } else if (fields[i] == "separate") {
       out->choice.separate_reduction = true;
+    } else if (fields[i] == "flipped") {
+      out->choice.flipped = true;
     } else {
       return false;
     }
@@ -108,30 +113,59 @@ bool run(const Probe& probe, int reps) {
   }
   args.workspace = workspace;
   args.workspace_bytes = workspace_bytes;
-  cudaEvent_t start = nullptr;
-  cudaEvent_t stop = nullptr;
-  ok = ok && check(cudaEventCreate(&start), "cudaEventCreate") &&
-       check(cudaEventCreate(&stop), "cudaEventCreate");
-  float ms = 0.0f;
-  for (int i = 0; ok && i < 3 + reps; ++i) {
-    if (i == 3) ok = check(cudaEventRecord(start), "cudaEventRecord");
-    const tcgemm::Status status = tcgemm::kernels::prod::launch_choice(args, probe.choice);
+  // Prepared once, then --reps enqueues captured in one CUDA graph: the time
+  // per launch is the GPU's, with no host work between launches (launch_choice
+  // per launch would measure the host's prepare at small sizes).
+  tcgemm::kernels::prod::PreparedLaunch prepared;
+  if (ok) {
+    const tcgemm::Status status = tcgemm::kernels::prod::prepare(args, probe.choice, &prepared);
     if (!status.ok()) {
       std::fprintf(stderr, "tcgemm-split-probe: %s\n", status.message.c_str());
       ok = false;
     }
   }
-  ok = ok && check(cudaEventRecord(stop), "cudaEventRecord") &&
+  const tcgemm::kernels::prod::RunOperands operands{a, b, c, 1.0f, 0.0f};
+  cudaStream_t stream = nullptr;
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  cudaEvent_t start = nullptr;
+  cudaEvent_t stop = nullptr;
+  ok = ok && check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate") &&
+       check(cudaEventCreate(&start), "cudaEventCreate") &&
+       check(cudaEventCreate(&stop), "cudaEventCreate");
+  const auto enqueue = [&] {
+    const tcgemm::Status status =
+        tcgemm::kernels::prod::enqueue(prepared, operands, workspace, stream);
+    if (!status.ok()) std::fprintf(stderr, "tcgemm-split-probe: %s\n", status.message.c_str());
+    return status.ok();
+  };
+  for (int i = 0; ok && i < 3; ++i) ok = enqueue();
+  ok = ok && check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "capture");
+  for (int i = 0; ok && i < reps; ++i) ok = enqueue();
+  if (stream != nullptr) {
+    const cudaError_t end = cudaStreamEndCapture(stream, &graph);
+    ok = ok && check(end, "cudaStreamEndCapture");
+  }
+  ok = ok && check(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate") &&
+       check(cudaGraphLaunch(exec, stream), "cudaGraphLaunch") &&
+       check(cudaEventRecord(start, stream), "cudaEventRecord") &&
+       check(cudaGraphLaunch(exec, stream), "cudaGraphLaunch");
+  float ms = 0.0f;
+  ok = ok && check(cudaEventRecord(stop, stream), "cudaEventRecord") &&
        check(cudaEventSynchronize(stop), "cudaEventSynchronize") &&
        check(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
   if (ok) {
-    std::printf("%lldx%lldx%lld %s k_splits=%d%s%s: %.4f ms per launch (workspace %zu bytes)\n",
+    std::printf("%lldx%lldx%lld %s k_splits=%d%s%s%s: %.4f ms per launch (workspace %zu bytes)\n",
                 static_cast<long long>(probe.m), static_cast<long long>(probe.n),
                 static_cast<long long>(probe.k),
                 std::string(tcgemm::prod::kConfigs[probe.choice.config].name).c_str(),
                 probe.choice.k_splits, probe.choice.split_tail ? " tail" : "",
-                probe.choice.separate_reduction ? " separate" : "", ms / reps, workspace_bytes);
+                probe.choice.separate_reduction ? " separate" : "",
+                probe.choice.flipped ? " flipped" : "", ms / reps, workspace_bytes);
   }
+  if (exec != nullptr) cudaGraphExecDestroy(exec);
+  if (graph != nullptr) cudaGraphDestroy(graph);
+  if (stream != nullptr) cudaStreamDestroy(stream);
   cudaEventDestroy(start);
   cudaEventDestroy(stop);
   cudaFree(workspace);
@@ -148,14 +182,14 @@ int main(int argc, char** argv) {
   int reps = 20;
   std::vector<std::string> texts;
   app.add_option("--reps", reps, "timed launches per choice")->check(CLI::Range(1, 100000));
-  app.add_option("choices", texts, "MxNxK:CONFIG:SPLITS[:tail][:separate]")->required();
+  app.add_option("choices", texts, "MxNxK:CONFIG:SPLITS[:tail][:separate][:flipped]")->required();
   CLI11_PARSE(app, argc, argv);
   std::vector<Probe> probes;
   for (const std::string& text : texts) {
     Probe probe;
     if (!parse(text, &probe)) {
       std::fprintf(stderr,
-                   "tcgemm-split-probe: bad choice '%s' (MxNxK:CONFIG:SPLITS[:tail][:separate], "
+                   "tcgemm-split-probe: bad choice '%s' (MxNxK:CONFIG:SPLITS[:tail][:separate][:flipped], "
                    "CONFIG 0..%d)\n",
                    text.c_str(), tcgemm::prod::kConfigCount - 1);
       return 2;
