@@ -163,6 +163,25 @@ inline constexpr std::array kConfigs = {
                 "TMA-store epilogue",
                 // As the 128 x 128 row's until measured: no multicast.
                 90},
+    // Small M streamed at the SM's fill rate: the 64 x 64 tile of the row
+    // above, one CTA per SM with a ring 13 stages deep (208 KiB of loads in
+    // flight). Each k-tile brings 16 KiB for 64 x 64 x 64 products, and a
+    // 4-stage ring (prod-64x64) keeps too little in flight when a launch has
+    // about one CTA per SM: 128 x 4096 x 4096 unsplit ran at 55% of the ~50
+    // bytes per clock an SM's TMA loads reach on the H200 (tcgemm-split-probe,
+    // docs/production.md).
+    ConfigEntry{"prod-64x64-deep",
+                TileConfig{.bm = 64,
+                           .bn = 64,
+                           .bk = 64,
+                           .stages = 13,
+                           .consumers = 1,
+                           .cluster_m = 1,
+                           .c_cols = 64,
+                           .deferred_store = false},
+                "production: 64x64x64 tile, 13 stages, 1 consumer, no cluster, 1 CTA per SM, "
+                "TMA-store epilogue (small M: a deep ring)",
+                40},
 };
 
 inline constexpr int kConfigCount = static_cast<int>(kConfigs.size());
