@@ -139,10 +139,19 @@ bool run(const Probe& probe, int reps) {
     if (!status.ok()) std::fprintf(stderr, "tcgemm-split-probe: %s\n", status.message.c_str());
     return status.ok();
   };
+  // The workspace the launch was prepared for (launch_choice would allocate
+  // one itself; enqueue takes it as given).
+  if (ok && prepared.scratch_bytes > 0 &&
+      workspace_bytes < tcgemm::prod::kReservedWorkspaceBytes + prepared.scratch_bytes) {
+    std::fprintf(stderr, "tcgemm-split-probe: the prepared launch needs more workspace\n");
+    ok = false;
+  }
   for (int i = 0; ok && i < 3; ++i) ok = enqueue();
-  ok = ok && check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "capture");
+  const bool capturing =
+      ok && check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "capture");
+  ok = capturing;
   for (int i = 0; ok && i < reps; ++i) ok = enqueue();
-  if (stream != nullptr) {
+  if (capturing) {
     const cudaError_t end = cudaStreamEndCapture(stream, &graph);
     ok = ok && check(end, "cudaStreamEndCapture");
   }

@@ -64,6 +64,10 @@ struct ConfigEntry {
   // the 128 x 256 shape's: the dispatcher's estimate weighs padded tile work
   // by it (problem.cpp). An estimate until tcgemm-tune measures it (issue 11).
   int throughput_pct = 100;
+  // Whether the heuristic's estimate models this shape. A row it does not
+  // is timed by tcgemm-tune like every other and runs where the tuned table
+  // names it, but the heuristic (prod::select) never picks it.
+  bool estimated = true;
 };
 
 // The instantiated shapes. Adding a row here adds a kernel instance set, a
@@ -163,13 +167,16 @@ inline constexpr std::array kConfigs = {
                 "TMA-store epilogue",
                 // As the 128 x 128 row's until measured: no multicast.
                 90},
-    // Small M streamed at the SM's fill rate: the 64 x 64 tile of the row
-    // above, one CTA per SM with a ring 13 stages deep (208 KiB of loads in
-    // flight). Each k-tile brings 16 KiB for 64 x 64 x 64 products, and a
-    // 4-stage ring (prod-64x64) keeps too little in flight when a launch has
-    // about one CTA per SM: 128 x 4096 x 4096 unsplit ran at 55% of the ~50
-    // bytes per clock an SM's TMA loads reach on the H200 (tcgemm-split-probe,
-    // docs/production.md).
+    // Small M streamed at the SM's fill rate: prod-64x64's tile, one CTA per
+    // SM with a ring 13 stages deep (208 KiB of loads in flight). Each k-tile
+    // brings 16 KiB for 64 x 64 x 64 products, and a 4-stage ring
+    // (prod-64x64) keeps too little in flight when a launch has about one
+    // CTA per SM: 128 x 4096 x 4096 unsplit ran at half the ~48 bytes per
+    // clock an SM's TMA loads reach on the H200 (tcgemm-split-probe,
+    // docs/production.md). The heuristic does not model ring depth, and the
+    // row loses where a launch has more than a wave of it (128 x 14336 x
+    // 4096: 0.0567 against 0.0371 ms for prod-128x64): it runs where the
+    // tuned table measured it fastest, not estimated.
     ConfigEntry{"prod-64x64-deep",
                 TileConfig{.bm = 64,
                            .bn = 64,
@@ -181,7 +188,8 @@ inline constexpr std::array kConfigs = {
                            .deferred_store = false},
                 "production: 64x64x64 tile, 13 stages, 1 consumer, no cluster, 1 CTA per SM, "
                 "TMA-store epilogue (small M: a deep ring)",
-                40},
+                40,
+                /*estimated=*/false},
 };
 
 inline constexpr int kConfigCount = static_cast<int>(kConfigs.size());

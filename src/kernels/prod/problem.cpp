@@ -211,15 +211,6 @@ constexpr double kSplitCyclesPerElement = 0.75;
 // What one SM reads from L2 per clock, and an L2 round trip, about (sm_90).
 constexpr double kSmL2BytesPerCycle = 64.0;
 constexpr double kL2LatencyCycles = 700.0;
-// What one SM's TMA loads fill its shared memory with per clock at most, and
-// how long a ring slot takes from its load's issue to its next load (the data
-// arriving, the consumers' wgmmas, the release), measured on the H200 with
-// tcgemm-split-probe (GPU time, unsplit, operands in L2): prod-128x64 and
-// prod-128x128 filled 47-52 bytes a clock with 192 KiB rings; prod-64x64 with
-// one CTA per SM (a 64 KiB ring) 25, so a slot's round trip is about 2600
-// clocks and a ring under 2600 x 48 bytes per SM caps the fill rate.
-constexpr double kSmFillBytesPerCycle = 48.0;
-constexpr double kSlotRoundTripCycles = 2600.0;
 // What storing C from registers costs over the TMA store, per element of C
 // an SM stores: 4092 x 4096 x 4096 (M % 8 != 0: registers) took 0.181 ms
 // against 0.159 for 4096^3 (TMA store) on prod-128x256, H200 at 1.98 GHz:
@@ -335,7 +326,6 @@ double estimate_cycles(const Problem& problem, const DeviceModel& device, Choice
       splits == 1 ? 0 : (choice.split_tail ? tiles - whole_units(tiles, slots) : tiles);
   const std::int64_t whole_tiles = tiles - split_tiles;
   std::int64_t whole_waves = sched::ceil_div(whole_tiles, slots);
-  const std::int64_t tile_waves = whole_waves;
   const std::int64_t piece_waves = sched::ceil_div(split_tiles * splits, slots);
   // Tensor cores: each wave runs one tile (or piece) per CTA slot;
   // ctas_per_sm CTAs share an SM's throughput_pct.
@@ -378,26 +368,7 @@ double estimate_cycles(const Problem& problem, const DeviceModel& device, Choice
                      static_cast<double>(split_tiles * splits) * static_cast<double>(k_per_split)) *
                     (t.bm + static_cast<double>(t.bn) / multicast) * in_bytes /
                     (std::max(device.memory_bytes_per_cycle, 1.0) * kL2OverDram);
-  // Shared-memory fill where the rings are too shallow for it: each wave's
-  // tile loads reach each SM at what the rings of the CTAs resident on it
-  // keep in flight over a slot's round trip, when that is below the SM's
-  // peak fill rate. (Deep rings are left to the terms above: counted at
-  // the peak rate too, the fill moved the tuned 128 x 128 choices of the
-  // llm set's M = 512 and 1024 shapes to 128 x 256 ones up to 13% slower,
-  // tcgemm-tune --report --rescore.)
-  const std::int64_t pieces = whole_tiles + split_tiles * splits;
-  const double resident_per_sm = static_cast<double>(std::min<std::int64_t>(
-      t.ctas_per_sm,
-      sched::ceil_div(std::min(pieces, slots), std::int64_t{std::max(device.sm_count, 1)})));
-  const double ring_bytes = static_cast<double>(t.stages) * (t.bm + t.bn) * t.bk * in_bytes;
-  const double fill_rate = resident_per_sm * ring_bytes / kSlotRoundTripCycles;
-  const double smem_fill =
-      fill_rate >= kSmFillBytesPerCycle
-          ? 0.0
-          : (static_cast<double>(tile_waves) * static_cast<double>(k_whole) +
-             static_cast<double>(piece_waves) * static_cast<double>(k_per_split)) *
-                (t.bm + t.bn) * in_bytes * resident_per_sm / fill_rate;
-  double cycles = std::max({compute, dram, l2, smem_fill}) + kFillCycles +
+  double cycles = std::max({compute, dram, l2}) + kFillCycles +
                   static_cast<double>(whole_waves + piece_waves) * kTileCycles;
 
   // A split reduced in place ends with the pieces of each tile sharing the
@@ -499,8 +470,10 @@ constexpr int min_bn() {
 // made for small M while half its math is padding. The same holds for a
 // tile at least twice as wide as N (a flipped small-M problem: 64 x 14336 x
 // 4096 on prod-128x128 ran 1.46x the tuned choice, H200) where a narrower
-// tile exists.
+// tile exists. Rows the estimate does not model at all (ConfigEntry::
+// estimated) are the tuned table's alone.
 bool estimate_covers(const Problem& problem, const Choice& c) {
+  if (!kConfigs[c.config].estimated) return false;
   const TileConfig& t = kConfigs[c.config].tile;
   const bool idle_consumer =
       problem.args.m <= static_cast<std::int64_t>(kWgmmaM) * (t.consumers - 1);
