@@ -124,6 +124,13 @@ bool run(const Probe& probe, int reps) {
       ok = false;
     }
   }
+  // The workspace the launch was prepared for (launch_choice would allocate
+  // one itself; enqueue takes it as given).
+  if (ok && prepared.scratch_bytes > 0 &&
+      workspace_bytes < tcgemm::prod::kReservedWorkspaceBytes + prepared.scratch_bytes) {
+    std::fprintf(stderr, "tcgemm-split-probe: the prepared launch needs more workspace\n");
+    ok = false;
+  }
   const tcgemm::kernels::prod::RunOperands operands{a, b, c, 1.0f, 0.0f};
   cudaStream_t stream = nullptr;
   cudaGraph_t graph = nullptr;
@@ -139,13 +146,6 @@ bool run(const Probe& probe, int reps) {
     if (!status.ok()) std::fprintf(stderr, "tcgemm-split-probe: %s\n", status.message.c_str());
     return status.ok();
   };
-  // The workspace the launch was prepared for (launch_choice would allocate
-  // one itself; enqueue takes it as given).
-  if (ok && prepared.scratch_bytes > 0 &&
-      workspace_bytes < tcgemm::prod::kReservedWorkspaceBytes + prepared.scratch_bytes) {
-    std::fprintf(stderr, "tcgemm-split-probe: the prepared launch needs more workspace\n");
-    ok = false;
-  }
   for (int i = 0; ok && i < 3; ++i) ok = enqueue();
   const bool capturing =
       ok && check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "capture");
@@ -198,8 +198,8 @@ int main(int argc, char** argv) {
     Probe probe;
     if (!parse(text, &probe)) {
       std::fprintf(stderr,
-                   "tcgemm-split-probe: bad choice '%s' (MxNxK:CONFIG:SPLITS[:tail][:separate][:flipped], "
-                   "CONFIG 0..%d)\n",
+                   "tcgemm-split-probe: bad choice '%s' "
+                   "(MxNxK:CONFIG:SPLITS[:tail][:separate][:flipped], CONFIG 0..%d)\n",
                    text.c_str(), tcgemm::prod::kConfigCount - 1);
       return 2;
     }
