@@ -3,7 +3,7 @@
 // dispatcher in between, so that a split can be set against the same config
 // unsplit and against another config in one process:
 //
-//   tcgemm-split-probe [--reps N] CHOICE...
+//   tcgemm-split-probe [--reps N] [--l2-sets S] CHOICE...
 //   CHOICE = MxNxK:CONFIG:SPLITS[:tail][:separate][:flipped]
 //     CONFIG    a config index of src/kernels/prod/config.h (0 = prod-128x256)
 //     tail      split only the last, partial wave's tiles (Choice::split_tail)
@@ -16,13 +16,18 @@
 // size: the choice prepared once (kernels::prod::prepare), 3 launches to warm
 // up, then --reps launches captured in a CUDA graph and timed between two
 // CUDA events (GPU time, no host work between launches); prints
-// milliseconds per launch. Results are not checked (the
+// milliseconds per launch. With --l2-sets S the launches take turns over S
+// sets of A, B and C (launch i on set i mod S), so that with S sets larger
+// than L2 every launch reads its operands from DRAM, as tcgemm-bench's and
+// tcgemm-tune's rotating sets do; S = 1 (the default) re-reads one set,
+// L2-resident where it fits. Results are not checked (the
 // GPU suite's ProdChoices tests verify every choice): a diagnostic for
 // profiling, e.g. under `ncu --kernel-name kernel --launch-skip 3
 // --launch-count 1`. docs/production.md has what the H200 measured.
 #include <cuda_runtime.h>
 
 #include <CLI/CLI.hpp>
+#include <array>
 #include <cstdint>
 #include <cstdio>
 #include <sstream>
@@ -86,23 +91,29 @@ bool check(cudaError_t err, const char* what) {
 }
 
 // Times one probe; false on a CUDA error or a refused launch.
-bool run(const Probe& probe, int reps) {
+bool run(const Probe& probe, int reps, int sets) {
   const std::size_t a_bytes = static_cast<std::size_t>(probe.m * probe.k) * 2;
   const std::size_t b_bytes = static_cast<std::size_t>(probe.n * probe.k) * 2;
   const std::size_t c_bytes = static_cast<std::size_t>(probe.m * probe.n) * 2;
-  void* a = nullptr;
-  void* b = nullptr;
-  void* c = nullptr;
+  // Set s's A, B and C: operand[s][0..2].
+  std::vector<std::array<void*, 3>> operand(static_cast<std::size_t>(sets),
+                                            {nullptr, nullptr, nullptr});
   void* workspace = nullptr;
+  bool ok = true;
+  for (auto& set : operand) {
+    ok = ok && check(cudaMalloc(&set[0], a_bytes), "cudaMalloc") &&
+         check(cudaMalloc(&set[1], b_bytes), "cudaMalloc") &&
+         check(cudaMalloc(&set[2], c_bytes), "cudaMalloc") &&
+         check(cudaMemset(set[0], 0, a_bytes), "cudaMemset") &&
+         check(cudaMemset(set[1], 0, b_bytes), "cudaMemset");
+  }
+  void* const a = operand[0][0];
+  void* const b = operand[0][1];
+  void* const c = operand[0][2];
   tcgemm::GemmArgs args;
   args.m = probe.m;
   args.n = probe.n;
   args.k = probe.k;
-  bool ok = check(cudaMalloc(&a, a_bytes), "cudaMalloc") &&
-            check(cudaMalloc(&b, b_bytes), "cudaMalloc") &&
-            check(cudaMalloc(&c, c_bytes), "cudaMalloc") &&
-            check(cudaMemset(a, 0, a_bytes), "cudaMemset") &&
-            check(cudaMemset(b, 0, b_bytes), "cudaMemset");
   args.a = {a, tcgemm::DType::kBF16, tcgemm::Layout::kRowMajor, probe.k, 0};
   args.b = {b, tcgemm::DType::kBF16, tcgemm::Layout::kColMajor, probe.k, 0};
   args.c = {c, tcgemm::DType::kBF16, tcgemm::Layout::kColMajor, probe.m, 0};
@@ -131,7 +142,6 @@ bool run(const Probe& probe, int reps) {
     std::fprintf(stderr, "tcgemm-split-probe: the prepared launch needs more workspace\n");
     ok = false;
   }
-  const tcgemm::kernels::prod::RunOperands operands{a, b, c, 1.0f, 0.0f};
   cudaStream_t stream = nullptr;
   cudaGraph_t graph = nullptr;
   cudaGraphExec_t exec = nullptr;
@@ -140,13 +150,17 @@ bool run(const Probe& probe, int reps) {
   ok = ok && check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate") &&
        check(cudaEventCreate(&start), "cudaEventCreate") &&
        check(cudaEventCreate(&stop), "cudaEventCreate");
+  int launches = 0;
   const auto enqueue = [&] {
-    const tcgemm::Status status =
-        tcgemm::kernels::prod::enqueue(prepared, operands, workspace, stream);
+    const auto& set = operand[static_cast<std::size_t>(launches++ % sets)];
+    const tcgemm::Status status = tcgemm::kernels::prod::enqueue(
+        prepared, tcgemm::kernels::prod::RunOperands{set[0], set[1], set[2], 1.0f, 0.0f}, workspace,
+        stream);
     if (!status.ok()) std::fprintf(stderr, "tcgemm-split-probe: %s\n", status.message.c_str());
     return status.ok();
   };
   for (int i = 0; ok && i < 3; ++i) ok = enqueue();
+  launches = 0;
   const bool capturing =
       ok && check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "capture");
   ok = capturing;
@@ -164,13 +178,15 @@ bool run(const Probe& probe, int reps) {
        check(cudaEventSynchronize(stop), "cudaEventSynchronize") &&
        check(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
   if (ok) {
-    std::printf("%lldx%lldx%lld %s k_splits=%d%s%s%s: %.4f ms per launch (workspace %zu bytes)\n",
-                static_cast<long long>(probe.m), static_cast<long long>(probe.n),
-                static_cast<long long>(probe.k),
-                std::string(tcgemm::prod::kConfigs[probe.choice.config].name).c_str(),
-                probe.choice.k_splits, probe.choice.split_tail ? " tail" : "",
-                probe.choice.separate_reduction ? " separate" : "",
-                probe.choice.flipped ? " flipped" : "", ms / reps, workspace_bytes);
+    std::printf(
+        "%lldx%lldx%lld %s k_splits=%d%s%s%s: %.4f ms per launch (workspace %zu bytes, %d "
+        "operand set%s)\n",
+        static_cast<long long>(probe.m), static_cast<long long>(probe.n),
+        static_cast<long long>(probe.k),
+        std::string(tcgemm::prod::kConfigs[probe.choice.config].name).c_str(),
+        probe.choice.k_splits, probe.choice.split_tail ? " tail" : "",
+        probe.choice.separate_reduction ? " separate" : "", probe.choice.flipped ? " flipped" : "",
+        ms / reps, workspace_bytes, sets, sets == 1 ? "" : "s");
   }
   if (exec != nullptr) cudaGraphExecDestroy(exec);
   if (graph != nullptr) cudaGraphDestroy(graph);
@@ -178,9 +194,9 @@ bool run(const Probe& probe, int reps) {
   cudaEventDestroy(start);
   cudaEventDestroy(stop);
   cudaFree(workspace);
-  cudaFree(c);
-  cudaFree(b);
-  cudaFree(a);
+  for (const auto& set : operand) {
+    for (void* p : set) cudaFree(p);
+  }
   return ok;
 }
 
@@ -189,8 +205,11 @@ bool run(const Probe& probe, int reps) {
 int main(int argc, char** argv) {
   CLI::App app{"tcgemm-split-probe: time production-family launch choices (see the file's header)"};
   int reps = 20;
+  int sets = 1;
   std::vector<std::string> texts;
   app.add_option("--reps", reps, "timed launches per choice")->check(CLI::Range(1, 100000));
+  app.add_option("--l2-sets", sets, "operand sets the launches take turns over (see the header)")
+      ->check(CLI::Range(1, 64));
   app.add_option("choices", texts, "MxNxK:CONFIG:SPLITS[:tail][:separate][:flipped]")->required();
   CLI11_PARSE(app, argc, argv);
   std::vector<Probe> probes;
@@ -206,6 +225,6 @@ int main(int argc, char** argv) {
     probes.push_back(probe);
   }
   int failed = 0;
-  for (const Probe& probe : probes) failed += run(probe, reps) ? 0 : 1;
+  for (const Probe& probe : probes) failed += run(probe, reps, sets) ? 0 : 1;
   return failed == 0 ? 0 : 1;
 }
