@@ -120,6 +120,11 @@ struct GemmArgs {
   // second-kernel split reduction, the K == 0 scaling of C) are not capped.
   // At or above the device's count it changes nothing. Ladder kernels
   // named in GemmOptions ignore it. >= 0.
+  // The CTAs of a persistent kernel wait on each other (a K split reduced
+  // in place, a stream-K last round) and so need to be resident together:
+  // beside a kernel that keeps SMs until something after the GEMM happens
+  // (a persistent communication kernel), give the GEMM a budget that leaves
+  // that kernel its SMs.
   int sm_count = 0;
 };
 

@@ -34,25 +34,6 @@ __device__ __forceinline__ void named_barrier_sync(int id, int threads) {
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 
-// barrier.cta.red.or.pred on a named barrier (PTX ISA 9.7.13.1): the same
-// synchronization as named_barrier_sync, returning to every thread whether
-// any of the `threads` threads passed true (one thread's decision broadcast
-// without a shared-memory word).
-__device__ __forceinline__ bool named_barrier_sync_or(int id, int threads, bool predicate) {
-  std::uint32_t any = 0;
-  asm volatile(
-      "{\n"
-      ".reg .pred p, q;\n"
-      "setp.ne.u32 p, %3, 0;\n"
-      "barrier.cta.red.or.pred q, %1, %2, p;\n"
-      "selp.u32 %0, 1, 0, q;\n"
-      "}\n"
-      : "=r"(any)
-      : "r"(id), "r"(threads), "r"(predicate ? 1u : 0u)
-      : "memory");
-  return any != 0;
-}
-
 // stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 (PTX ISA, "Warp-level matrix
 // store instruction: stmatrix"; sm_90): the warp stores four 8 x 8 matrices of
 // 16-bit elements, transposed. Register i of every thread holds two elements

@@ -1205,40 +1205,69 @@ std::vector<GemmCase> tail_cases() {
 
 using ProdChoices = HopperTest;
 
+// The split flag words of a production-family workspace that are not zero
+// (every call must leave them zero), -1 where they cannot be read back.
+std::int64_t split_flags_set(const void* workspace) {
+  std::vector<std::uint32_t> flags(tcgemm::prod::kSplitFlagBytes / 4);
+  if (cudaMemcpy(flags.data(),
+                 static_cast<const std::uint8_t*>(workspace) + tcgemm::prod::kSplitFlagOffset,
+                 tcgemm::prod::kSplitFlagBytes, cudaMemcpyDeviceToHost) != cudaSuccess) {
+    return -1;
+  }
+  return std::count_if(flags.begin(), flags.end(), [](std::uint32_t f) { return f != 0; });
+}
+
 // Runs exactly `choice` through launch_choice (not the product: no
 // describe() check of the dispatcher's pick), always with the same
 // workspace, grown (and zeroed) only when a problem needs more: each run
-// finds the split-K flags the run before it left, so flags a launch does
-// not zero again break the next one's result.
-Backend choice_backend(tcgemm::prod::Choice choice, const std::string& name) {
+// finds the split-K flags the run before it left. After each call every
+// flag word is read back and must be zero again (else the call reports an
+// error and its case fails). `sm_count` is GemmArgs::sm_count (0: the whole
+// device).
+Backend choice_backend(tcgemm::prod::Choice choice, const std::string& name, int sm_count = 0) {
   auto workspace = std::make_shared<tcgemm::testing::DeviceBuffer>();
-  return {name,
-          [choice, workspace](const GemmArgs& args) {
-            GemmArgs with = args;
-            const std::size_t need = tcgemm::kernels::prod::workspace_choice(args, choice);
-            if (need > workspace->bytes()) {
-              *workspace = tcgemm::testing::DeviceBuffer();  // free the old one first
-              *workspace = attach_workspace(with, need);
-            }
-            with.workspace = need > 0 ? workspace->get() : nullptr;
-            with.workspace_bytes = need;
-            return tcgemm::kernels::prod::launch_choice(with, choice);
-          },
-          false};
+  return {
+      name,
+      [choice, workspace, sm_count](const GemmArgs& args) {
+        GemmArgs with = args;
+        with.sm_count = sm_count;
+        const std::size_t need = tcgemm::kernels::prod::workspace_choice(with, choice);
+        if (need > workspace->bytes()) {
+          *workspace = tcgemm::testing::DeviceBuffer();  // free the old one first
+          *workspace = attach_workspace(with, need);
+        }
+        with.workspace = need > 0 ? workspace->get() : nullptr;
+        with.workspace_bytes = need;
+        const tcgemm::Status s = tcgemm::kernels::prod::launch_choice(with, choice);
+        if (!s.ok() || need < tcgemm::prod::kReservedWorkspaceBytes) return s;
+        const std::int64_t left = split_flags_set(workspace->get());
+        if (left < 0) {
+          return tcgemm::Status{tcgemm::StatusCode::kCudaError, "reading the flags back failed"};
+        }
+        if (left != 0) {
+          return tcgemm::Status{tcgemm::StatusCode::kCudaError,
+                                std::to_string(left) + " split flag words left non-zero"};
+        }
+        return s;
+      },
+      false};
 }
 
 // Every row of the config table with no split, splits of 3 and 7 (fewer
-// where K has fewer k-tiles) reduced in place and a split of 3 reduced by a
+// where K has fewer k-tiles) reduced in place (by a second kernel where the
+// row cannot: several CTAs per SM, or more partial sums than a tile's last
+// piece adds, tcgemm::prod::reduces_in_place) and a split of 3 reduced by a
 // second kernel, run through launch_choice: the five checks of run_case
-// (the second run of a case finds the tile flags back at zero), so each
+// (and every flag back at zero after each call, choice_backend), so each
 // split's partial sums and their reduction are exact on integer inputs and
 // leave everything outside C untouched.
 void run_every_config_and_split(bool flipped) {
   const std::vector<GemmCase> cases = split_cases();
   for (int config = 0; config < tcgemm::prod::kConfigCount; ++config) {
     for (int variant = 0; variant < 4; ++variant) {
-      // No split; splits of 3 and 7 reduced in place (the last split of a
-      // tile sums them); a split of 3 reduced by the second kernel.
+      // No split; splits of 3 and 7 reduced in place (the last piece of a
+      // tile to finish adds the others); a split of 3 reduced by the second
+      // kernel.
       constexpr int kSplits[] = {1, 3, 7, 3};
       const int splits = kSplits[variant];
       const tcgemm::prod::Choice choice{config, splits, /*separate_reduction=*/variant == 3,
@@ -1260,15 +1289,22 @@ TEST_F(ProdChoices, EveryConfigAndKSplitIsCorrect) { run_every_config_and_split(
 // layout of C.
 TEST_F(ProdChoices, EveryConfigAndKSplitIsCorrectFlipped) { run_every_config_and_split(true); }
 
-// A K split of the last wave only, in 3 and in 5 pieces, for every config
-// that runs one CTA per SM (the others cannot reduce in place and refuse
-// it): whole tiles and split tiles of one launch each exact, the flags back
-// at zero for the second run.
+// A K split of the last wave only, in 2, 3 and 5 pieces (a tile's last piece
+// adding one, two and four others' partial sums), for every config that runs
+// one CTA per SM (the others cannot reduce in place and refuse it) and
+// whose last piece may add that many (kMaxInPlacePartialBytes): whole tiles
+// and split tiles of one launch each exact, the flags back at zero for the
+// second run.
 TEST_F(ProdChoices, SplitOfTheLastWaveIsCorrect) {
   const std::vector<GemmCase> cases = tail_cases();
   for (int config = 0; config < tcgemm::prod::kConfigCount; ++config) {
     if (tcgemm::prod::kConfigs[config].tile.ctas_per_sm != 1) continue;
-    for (const int splits : {3, 5}) {
+    const tcgemm::prod::TileConfig& tile = tcgemm::prod::kConfigs[config].tile;
+    for (const int splits : {2, 3, 5}) {
+      if (static_cast<std::size_t>(splits - 1) * tile.bm * tile.bn * sizeof(float) >
+          tcgemm::prod::kMaxInPlacePartialBytes) {
+        continue;
+      }
       // (The flipped orientation once per config: its whole tiles and its
       // in-place sums write a row-major output.)
       for (const bool flipped : {false, true}) {
@@ -1280,6 +1316,29 @@ TEST_F(ProdChoices, SplitOfTheLastWaveIsCorrect) {
                                  (flipped ? " flipped" : "");
         run_all(cases, "ProdChoices " + name, choice_backend(choice, name));
       }
+    }
+  }
+}
+
+// K splits reduced in place on an SM budget of 3 (GemmArgs::sm_count), so
+// that a tile's pieces fall in different rounds of the persistent grid (its
+// last split waiting on pieces of an earlier round, or of its own): every
+// config of one CTA per SM, splits of 2 and 3 (where its last piece may add
+// that many), each case exact, every flag back at zero after each call.
+TEST_F(ProdChoices, KSplitAcrossRoundsIsCorrect) {
+  const std::vector<GemmCase> cases = split_cases();
+  for (int config = 0; config < tcgemm::prod::kConfigCount; ++config) {
+    const tcgemm::prod::TileConfig& tile = tcgemm::prod::kConfigs[config].tile;
+    if (tile.ctas_per_sm != 1) continue;
+    for (const int splits : {2, 3}) {
+      if (static_cast<std::size_t>(splits - 1) * tile.bm * tile.bn * sizeof(float) >
+          tcgemm::prod::kMaxInPlacePartialBytes) {
+        continue;
+      }
+      const tcgemm::prod::Choice choice{config, splits};
+      const std::string name = std::string(tcgemm::prod::kConfigs[config].name) + " split " +
+                               std::to_string(splits) + " on 3 SMs";
+      run_all(cases, "ProdChoices " + name, choice_backend(choice, name, 3));
     }
   }
 }
@@ -1499,14 +1558,11 @@ TEST_F(ProdChoices, StreamKTailIsTheSameWithOrWithoutAWorkspaceAndLeavesFlagsZer
         a.workspace_bytes = workspace->bytes();
         const tcgemm::Status s = tcgemm::gemm(a, options);
         if (!s.ok()) return s;
-        std::vector<std::uint32_t> flags(tcgemm::prod::kSplitFlagBytes / 4);
-        if (cudaMemcpy(flags.data(),
-                       static_cast<const std::uint8_t*>(workspace->get()) +
-                           tcgemm::prod::kSplitFlagOffset,
-                       tcgemm::prod::kSplitFlagBytes, cudaMemcpyDeviceToHost) != cudaSuccess) {
+        const std::int64_t left = split_flags_set(workspace->get());
+        if (left < 0) {
           return tcgemm::Status{tcgemm::StatusCode::kCudaError, "reading the flags back failed"};
         }
-        *bad_flags += std::count_if(flags.begin(), flags.end(), [](std::uint32_t f) { return f; });
+        *bad_flags += left;
         return s;
       },
       false};

@@ -504,10 +504,17 @@ TEST(ProdSelect, PartialSumsAreSizedPerSplitTileInPlaceAndPerSliceOtherwise) {
   EXPECT_EQ(units, 1 * 16 * 3);
   EXPECT_EQ(tcgemm::prod::partials_bytes(p, Choice{0, 1}, 0), 0u);
   // In place: a 128 x 256 fp32 slot per split tile (2 per unit) and split.
-  ASSERT_TRUE(tcgemm::prod::reduces_in_place(p, Choice{0, 4}));
-  EXPECT_EQ(tcgemm::prod::split_units(p, Choice{0, 4}, 66), units);
-  EXPECT_EQ(tcgemm::prod::partials_bytes(p, Choice{0, 4}, units),
-            std::size_t(units) * 2 * 4 * 128 * 256 * 4);
+  // Three pieces at most: a tile's last piece adds the others' 128 KiB each
+  // (kMaxInPlacePartialBytes); four go to a second kernel.
+  ASSERT_TRUE(tcgemm::prod::reduces_in_place(p, Choice{0, 3}));
+  EXPECT_FALSE(tcgemm::prod::reduces_in_place(p, Choice{0, 4}));
+  EXPECT_EQ(tcgemm::prod::split_units(p, Choice{0, 3}, 66), units);
+  EXPECT_EQ(tcgemm::prod::partials_bytes(p, Choice{0, 3}, units),
+            std::size_t(units) * 2 * 3 * 128 * 256 * 4);
+  // A flag per consumer slice of every piece (prod-128x256: 2 CTAs a unit,
+  // 2 consumers; prod-64x256: 1 and 1).
+  EXPECT_EQ(tcgemm::prod::split_flag_count(0, units, 3), units * 2 * 2 * 3);
+  EXPECT_EQ(tcgemm::prod::split_flag_count(3, units, 3), units * 1 * 1 * 3);
   // Through a second kernel: dense M x N slices per batch entry and split.
   const Choice second{0, 4, /*separate_reduction=*/true};
   ASSERT_FALSE(tcgemm::prod::reduces_in_place(p, second));
@@ -521,12 +528,12 @@ TEST(ProdSelect, SplitOfTheLastWaveRunsWholeWavesWholeAndSplitsTheRest) {
   EXPECT_EQ(tcgemm::prod::whole_units(60, 66), 0);  // under one wave: every unit split
   EXPECT_EQ(tcgemm::prod::whole_units(60, 0), 0);
   // 3072^3 on prod-128x256: 12 x 12 tile pairs, 66 clusters resident; an
-  // odd ldc puts C on the register epilogue, which a split runs anyway.
+  // odd ldc puts C on the register epilogue.
   GemmArgs odd_c = problem(3072, 3072, 3072, kRow, kCol, kCol);
   odd_c.c.ld = 3073;
   const auto p = tcgemm::prod::canonicalize(odd_c);
   ASSERT_EQ(p.epilogue, tcgemm::prod::EpiloguePath::kDirect);
-  const Choice tail{0, 5, /*separate_reduction=*/false, /*split_tail=*/true};
+  const Choice tail{0, 3, /*separate_reduction=*/false, /*split_tail=*/true};
   EXPECT_EQ(tcgemm::prod::work_units(p, 0), 144);
   EXPECT_EQ(tcgemm::prod::split_units(p, tail, 66), 12);
   EXPECT_EQ(tcgemm::prod::split_units(p, Choice{0, 5}, 66), 144);
@@ -537,18 +544,24 @@ TEST(ProdSelect, SplitOfTheLastWaveRunsWholeWavesWholeAndSplitsTheRest) {
         << r;
   }
   EXPECT_TRUE(tcgemm::prod::reduces_in_place(p, tail));
-  EXPECT_EQ(tcgemm::prod::partials_bytes(p, tail, 12), std::size_t{12} * 2 * 5 * 128 * 256 * 4);
+  EXPECT_EQ(tcgemm::prod::partials_bytes(p, tail, 12), std::size_t{12} * 2 * 3 * 128 * 256 * 4);
+  // Five pieces would fill the device once, but a tile's last piece would
+  // add four others' 128 KiB of partial sums through its SM: past
+  // kMaxInPlacePartialBytes, so not in place, and a tail split needs that.
+  const Choice five{0, 5, /*separate_reduction=*/false, /*split_tail=*/true};
+  EXPECT_FALSE(tcgemm::prod::reduces_in_place(p, five));
   // A config of several CTAs per SM cannot reduce in place: no tail split.
   for (int config = 0; config < tcgemm::prod::kConfigCount; ++config) {
     if (tcgemm::prod::kConfigs[config].tile.ctas_per_sm == 1) continue;
     EXPECT_FALSE(tcgemm::prod::reduces_in_place(p, Choice{config, 5, false, true}));
   }
-  // The candidates hold the tail split that fills the device once (288 tiles:
-  // 2 whole waves of 132, then 24 tiles x 5 pieces), and the estimate ranks it
-  // ahead of the unsplit launch's three waves.
+  // The candidates hold the tail split in three (288 tiles: 2 whole waves of
+  // 132, then 24 tiles x 3 pieces; five would fill the device once), and the
+  // estimate ranks it ahead of the unsplit launch's three waves.
   const auto model = h200_model();
   const auto all = tcgemm::prod::candidates(p, model);
   EXPECT_NE(std::find(all.begin(), all.end(), tail), all.end());
+  EXPECT_EQ(std::find(all.begin(), all.end(), five), all.end());
   EXPECT_LT(tcgemm::prod::estimate_cycles(p, model, tail),
             tcgemm::prod::estimate_cycles(p, model, Choice{0, 1}));
   // A problem of whole waves (2816 x 3072: 22 x 12 tiles, two waves) or

@@ -423,229 +423,60 @@ __device__ __forceinline__ void store_slice_staged(const float (&acc)[S::BN / 2]
   }
 }
 
-// --- split-K: the reduction in place ------------------------------------------
+// --- split units: the fixup ----------------------------------------------------
 
-// The counters of one consumer slice of a split tile (Params::split_flags,
-// kSplitFlagWords words each): pieces that have written their partial sums,
-// reduction shares handed out, and pieces done with the counters. All three
-// are zero between launches: the last piece to leave zeroes them.
-struct SliceFlags {
-  unsigned arrived;
-  unsigned claimed;
-  unsigned left;
-  unsigned unused;
-};
-static_assert(sizeof(SliceFlags) == tcgemm::prod::kSplitFlagWords * sizeof(std::uint32_t));
-// The stream-K ladder step's scratch starts past these flags (a workspace
-// serves both in turn).
+// The stream-K ladder step's scratch starts past the split flags (a
+// workspace serves both in turn).
 static_assert(tcgemm::prod::kReservedWorkspaceBytes <= hopper::tma_store::kStreamKPartialsOffset);
 
-// How long a piece that is not the last to arrive waits for the others before
-// it leaves the reduction to them, in SM clock cycles (about 20 us). The
-// pieces of a tile run at once (consecutive work indices, a persistent
-// grid), so they arrive within a few microseconds of each other; the bound
-// keeps any wait finite whatever the schedule (no piece ever waits for
-// another without one).
-inline constexpr long long kShareWaitCycles = 40000;
-
-// One consumer's 64 x BN slice of a split tile (Params::split_flags): write
-// this piece's fp32 partial sums into its slot and count the piece in the
-// slice's flags; then the slice's sum of every split's partials (in split
-// order: the same bits whoever adds them) is cut into k_splits shares of
-// 8-column chunks, and the pieces that are there take shares one at a time
-// until none is left, each storing its share of C (alpha, beta;
-// column-major after canonicalization, row-major with kRowMajorC). A piece
-// that arrives before the last waits up to kShareWaitCycles for the others
-// (when they run in the same round of the persistent grid), then takes
-// shares too; the last to arrive takes whatever is left, so the reduction
-// always completes, spread over up to k_splits SMs instead of one. `tile_slot` numbers the launch's
-// split tiles (0 .. split tiles - 1), a cluster's tiles next to each other.
-//
-// A slot holds the accumulators in their wgmma fragment order, not C's:
-// [chunk j][thread t] float4s, chunk j being fragment elements 4j .. 4j + 3
-// (rows r, r + 8 and columns 8j + c, 8j + c + 1 of thread t). A piece's
-// partials leave as BN / 8 coalesced 16-byte stores per thread, and the
-// thread that sums chunk j of thread t's slot holds the elements thread t
-// did, so the sum needs no index arithmetic. (Scalar stores in C's
-// column-major order and a sum over 4-row groups cost more instructions than
-// a split piece's mainloop: 2048^3 split in two on prod-128x128 ran 2.5x
-// the unsplit time, H200, docs/production.md.) Chunks past C's last column
-// and warps whose 16 rows are all past M are neither written nor summed.
-template <typename TOut, typename S, bool kRowMajorC>
-__device__ __forceinline__ void split_k_fixup(const float (&acc)[S::BN / 2], const Params& p,
-                                              std::int64_t tile_slot, std::int32_t split,
-                                              std::int32_t batch, std::int64_t row0,
-                                              std::int64_t col0, int consumer, int barrier,
-                                              bool leader) {
-  constexpr int kThreads = S::kWarpgroupThreads;
-  constexpr int kChunks = S::BN / 8;  // float4s per thread
-  const int t = static_cast<int>(threadIdx.x % kThreads);
-  // Thread t's chunk 0 in split s's slot; chunk j is j * kThreads further.
-  const auto slot = [&](int s) {
-    return reinterpret_cast<float4*>(p.partials) +
-           ((tile_slot * p.k_splits + s) * S::kConsumers + consumer) * (kChunks * kThreads) + t;
-  };
-  const int rows = static_cast<int>(std::clamp<std::int64_t>(p.m - row0, 0, tcgemm::prod::kWgmmaM));
-  const int cols = static_cast<int>(std::clamp<std::int64_t>(p.n - col0, 0, S::BN));
-  const int lane = threadIdx.x % 32;
-  const int row = t / 32 * 16 + lane / 4;
-  const int col = 2 * (lane % 4);
-  // Warp-uniform: this warp's rows hold some of C.
-  const bool warp_rows = t / 32 * 16 < rows;
-  const int chunks = (cols + 7) / 8;  // chunks that reach into C
-  if (warp_rows) {
-    float4* const mine = slot(split);
-#pragma unroll
-    for (int j = 0; j < kChunks; ++j) {
-      if (j < chunks) {
-        __stcg(mine + j * kThreads,
-               make_float4(acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3]));
-      }
-    }
-  }
-  // Release: every thread's partials before the leader's count.
-  __threadfence();
-  ptx::named_barrier_sync(barrier, kThreads);
-  auto* const flags =
-      reinterpret_cast<SliceFlags*>(p.split_flags) + tile_slot * S::kConsumers + consumer;
-  const auto splits = static_cast<unsigned>(p.k_splits);
-  // The share index the leader hands its warpgroup.
-  __shared__ int share_of[S::kConsumers];
-  bool everyone_here = false;
-  if (leader) {
-    everyone_here = atomicAdd(&flags->arrived, 1u) + 1 == splits;
-    // The unit's pieces are work indices first .. first + splits - 1 past
-    // the whole units (which fill whole rounds): waiting for the others
-    // pays only when they all run in this round; a unit that straddles two
-    // rounds leaves its sum to its last piece. (32-bit: 64-bit divisions
-    // spill.)
-    const auto grid = gridDim.x / static_cast<unsigned>(S::kClusterM);
-    const auto first = static_cast<unsigned>(tile_slot / S::kClusterM) * splits;
-    if (!everyone_here && first / grid == (first + splits - 1) / grid) {
-      const long long start = clock64();
-      while (!everyone_here && clock64() - start < kShareWaitCycles) {
-        everyone_here = ptx::ld_acquire_gpu(&flags->arrived) >= splits;
-      }
-    }
-  }
-  if (ptx::named_barrier_sync_or(barrier, kThreads, everyone_here)) {
-    // Acquire: the other pieces' partials after their counts.
-    __threadfence();
-    // kBatch chunks at a time, two splits' loads in flight at once: the sum
-    // is latency-bound.
-    constexpr int kBatch = 4;
-    const auto add = [](float4 x, float4 y) {
-      return make_float4(x.x + y.x, x.y + y.y, x.z + y.z, x.w + y.w);
-    };
-    TOut* const c = static_cast<TOut*>(p.c) + std::int64_t{batch} * p.stride_c +
-                    (kRowMajorC ? row0 * p.ldc + col0 : col0 * p.ldc + row0);
-    for (;;) {
-      if (leader) share_of[consumer] = static_cast<int>(atomicAdd(&flags->claimed, 1u));
-      ptx::named_barrier_sync(barrier, kThreads);
-      const int share = share_of[consumer];
-      // Every thread has read it before the leader writes the next one.
-      ptx::named_barrier_sync(barrier, kThreads);
-      if (share >= p.k_splits) break;
-      if (!warp_rows) continue;
-      // (chunks <= 32, k_splits <= kMaxInPlaceSplits: 32 bits hold the
-      // products.)
-      const int end = chunks * (share + 1) / p.k_splits;
-      for (int j0 = chunks * share / p.k_splits; j0 < end; j0 += kBatch) {
-        float4 sum[kBatch];
-        const float4* const first_slot = slot(0);
-#pragma unroll
-        for (int u = 0; u < kBatch; ++u) {
-          sum[u] = j0 + u < end ? __ldcg(first_slot + (j0 + u) * kThreads)
-                                : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-        }
-#pragma unroll 2
-        for (int s = 1; s < p.k_splits; ++s) {
-          const float4* const split_slot = slot(s);
-#pragma unroll
-          for (int u = 0; u < kBatch; ++u) {
-            if (j0 + u < end) sum[u] = add(sum[u], __ldcg(split_slot + (j0 + u) * kThreads));
-          }
-        }
-#pragma unroll
-        for (int u = 0; u < kBatch; ++u) {
-          const int j = j0 + u;
-          if (j >= end) continue;
-          // Fragment element v: row + 8 (v / 2), column 8 j + col + v % 2;
-          // in a column-major C each column's two rows back to back.
-          const float values[4] = {sum[u].x, sum[u].y, sum[u].z, sum[u].w};
-          constexpr int kOrder[4] = {0, kRowMajorC ? 1 : 2, kRowMajorC ? 2 : 1, 3};
-#pragma unroll
-          for (int i = 0; i < 4; ++i) {
-            const int v = kOrder[i];
-            const int r = row + (v / 2) * 8;
-            const int cc = j * 8 + col + v % 2;
-            if (r < rows && cc < cols) {
-              TOut* const out =
-                  kRowMajorC ? c + std::int64_t{r} * p.ldc + cc : c + std::int64_t{cc} * p.ldc + r;
-              float value = p.alpha * values[v];
-              if (p.beta != 0.0f) value += p.beta * to_float(*out);
-              *out = from_float<TOut>(value);
-            }
-          }
-        }
-      }
-    }
-  }
-  // The last piece to leave zeroes the counters for the next launch: every
-  // piece has stopped reading them by then (the fence orders this piece's
-  // earlier counter accesses before its leaving).
-  if (leader) {
-    ptx::fence_acq_rel_gpu();
-    if (atomicAdd(&flags->left, 1u) + 1 == splits) {
-      // Acquire: every other piece's counter accesses before the zeroing.
-      ptx::fence_acq_rel_gpu();
-      ptx::st_relaxed_gpu(&flags->arrived, 0u);
-      ptx::st_relaxed_gpu(&flags->claimed, 0u);
-      ptx::st_relaxed_gpu(&flags->left, 0u);
-    }
-  }
-}
-
-// --- stream-K: the fixup of a split unit -----------------------------------------
-
-// One consumer's part in the fixup of a unit split by the stream-K tail
-// (Params::sk_*; sched/stream_k.h). Each CTA of the grid has one BM x BN fp32
-// slot in Params::partials and a flag per consumer slice in
-// Params::split_flags (SliceFlags::arrived, zero between launches).
-// peers == kPartial: this piece is a later part of a unit (it begins its
-//   cluster's share, so it runs early); it writes its partial sums to its
-//   slot, in the accumulators' fragment order (BN / 8 coalesced 16-byte
-//   stores a thread), and raises its flag (release). Returns true: C is the
-//   head's to store.
-// peers > 0: the head (it holds the unit's first k-tile and ends its
-//   cluster's share, so it runs last); it waits for the flags of workers
-//   worker + 1 .. worker + peers (acquire), lowers them for the next launch
-//   and adds their partial sums in that order (the same bits every run).
-//   Returns false: the caller stores C.
-// A head waits only on workers of higher number, which are clusters of
-// lower id (worker = clusters - 1 - cluster id): launched before it, so
-// resident while it waits (the grid is no larger than the clusters the
-// device holds at once).
+// A unit's K range done by several pieces, its sum stored once: the pieces of
+// a stream-K tail's split unit (Params::sk_*; sched/stream_k.h) and the K
+// split pieces of a tile reduced in place (Params::k_splits with
+// Params::split_flags). Each consumer slice of a piece has one BM/consumers
+// x BN fp32 slot in Params::partials and one flag in Params::split_flags
+// (zero between launches), both indexed by its slice number.
+// Stream-K: slice (worker x kClusterM + rank) x kConsumers + consumer, a slot
+//   per CTA of the grid; K split: slice (tile slot x k_splits + split) x
+//   kConsumers + consumer, a slot per piece of every split tile.
+// peers == kPartial: this piece is not the unit's head; it writes its
+//   partial sums to its slot, in the accumulators' fragment order (BN / 8
+//   coalesced 16-byte stores a thread), and raises its flag (release).
+//   Returns true: C is the head's to store.
+// peers > 0: the head; its peers' slices are slice + q x peer_step, q = 1 ..
+//   peers. It waits for their flags (acquire), lowers them for the next
+//   launch and adds their partial sums into its own accumulators in that
+//   order (the same bits every run). Returns false: the caller stores C
+//   through the instance's own epilogue.
+// The waits assume what a persistent grid has: every CTA of the launch
+// resident at once (the grid is no larger than the clusters the device
+// holds). Then every wait ends. Stream-K's head ends its cluster's share
+// and waits on workers of higher number (clusters of lower id, launched
+// first) whose pieces begin theirs. A K split's head is its tile's last
+// split, the highest work index of the tile's pieces, and waits only on
+// lower ones; every worker walks its work indices in increasing order, so a
+// chain of waits runs down the indices to a piece that waits on nothing.
+// (A launch that shares the device with another kernel holding SMs until it
+// ends is the case this does not cover; docs/production.md, "K splits". A
+// version that bounded the head's wait and let whichever piece counted last
+// sum the tile cost 8-13% on unsplit 128 x 128 and 64 x 256 launches it
+// never ran in, H200.)
+// The head adds the other pieces' sums through its SM: a split keeps this
+// in place only while those are few (tcgemm::prod::reduces_in_place).
 template <typename S>
-__device__ __forceinline__ bool stream_k_fixup(float (&acc)[S::BN / 2], const Params& p,
-                                               std::int32_t peers, std::int64_t worker,
-                                               std::uint32_t rank, int consumer, int barrier,
-                                               bool leader) {
+__device__ __forceinline__ bool split_unit_fixup(float (&acc)[S::BN / 2], const Params& p,
+                                                 std::int32_t peers, std::int64_t slice,
+                                                 std::int64_t peer_step, int barrier, bool leader) {
   constexpr int kThreads = S::kWarpgroupThreads;
   constexpr int kChunks = S::BN / 8;  // float4s per thread
   constexpr int kBatch = 8;           // divides kChunks: BN is a multiple of 64
   const int t = static_cast<int>(threadIdx.x % kThreads);
-  const auto slice = [&](std::int64_t w) {
-    return (w * S::kClusterM + rank) * S::kConsumers + consumer;
+  const auto slot = [&](std::int64_t q) {
+    return reinterpret_cast<float4*>(p.partials) + (slice + q * peer_step) * (kChunks * kThreads) +
+           t;
   };
-  const auto slot = [&](std::int64_t w) {
-    return reinterpret_cast<float4*>(p.partials) + slice(w) * (kChunks * kThreads) + t;
-  };
-  const auto flag = [&](std::int64_t w) {
-    return &reinterpret_cast<SliceFlags*>(p.split_flags)[slice(w)].arrived;
-  };
+  const auto flag = [&](std::int64_t q) { return p.split_flags + slice + q * peer_step; };
   if (peers == sched::StreamKItem::kPartial) {
-    float4* const mine = slot(worker);
+    float4* const mine = slot(0);
 #pragma unroll
     for (int j = 0; j < kChunks; ++j) {
       __stcg(mine + j * kThreads,
@@ -654,13 +485,13 @@ __device__ __forceinline__ bool stream_k_fixup(float (&acc)[S::BN / 2], const Pa
     // Release: every thread's partials before the leader's flag.
     ptx::fence_acq_rel_gpu();
     ptx::named_barrier_sync(barrier, kThreads);
-    if (leader) ptx::st_release_gpu(flag(worker), 1u);
+    if (leader) ptx::st_release_gpu(flag(0), 1u);
     return true;
   }
   if (leader) {
     for (std::int32_t q = 1; q <= peers; ++q) {
-      ptx::wait_flag_nonzero(flag(worker + q));
-      ptx::st_relaxed_gpu(flag(worker + q), 0u);
+      ptx::wait_flag_nonzero(flag(q));
+      ptx::st_relaxed_gpu(flag(q), 0u);
     }
   }
   // The leader's acquires pass to the warpgroup; the partials are read
@@ -672,7 +503,7 @@ __device__ __forceinline__ bool stream_k_fixup(float (&acc)[S::BN / 2], const Pa
 #pragma unroll
   for (int j0 = 0; j0 < kChunks; j0 += kBatch) {
     for (std::int32_t q = 1; q <= peers; ++q) {
-      const float4* const theirs = slot(worker + q) + j0 * kThreads;
+      const float4* const theirs = slot(q) + j0 * kThreads;
       float4 v[kBatch];
 #pragma unroll
       for (int u = 0; u < kBatch; ++u) v[u] = __ldcg(theirs + u * kThreads);
@@ -718,7 +549,7 @@ __global__ void __launch_bounds__(Shape<kConfig>::kThreads, Shape<kConfig>::kCta
   const std::uint32_t rank = S::kClusterM > 1 ? ptx::cluster_ctarank() : 0;
   // A stream-K tail (Params::sk_*): rows of one CTA per SM only (the fixup
   // needs registers the 64 x 64 row's 80 do not have). Its workers are
-  // numbered from the last cluster down (stream_k_fixup).
+  // numbered from the last cluster down (split_unit_fixup).
   constexpr bool kStreamK = S::kCtasPerSm == 1;
   const bool stream_k = kStreamK && p.sk_iters > 0;
   const auto worker = static_cast<int>(stream_k ? clusters - 1 - cluster_id : cluster_id);
@@ -962,34 +793,39 @@ __global__ void __launch_bounds__(Shape<kConfig>::kThreads, Shape<kConfig>::kCta
           hopper::store_accumulators<TOut, S::BN, true>(acc, ep, row0, col0);
         }
       };
-      // A stream-K piece: a later part of a unit leaves its partial sums to
-      // the unit's head, which adds them before it stores C.
+      // A piece of a split unit (a stream-K piece, or a K split reduced in
+      // place) that is not the unit's head leaves its partial sums to the
+      // head, which adds them before it stores C. (Rows of one CTA per SM
+      // only: the 64 x 64 row's register budget of 80 has no room for the
+      // sum; its splits reduce in a second kernel.)
       if constexpr (kStreamK) {
-        // (Found again rather than kept through the mainloop: registers.)
-        const std::int32_t peers = i < whole_items ? 0 : item_of(i).peers;
-        if (peers != 0 &&
-            stream_k_fixup<S>(acc, p, peers, worker, rank, consumer, c_barrier, leader)) {
-          continue;
+        std::int32_t peers = 0;
+        std::int64_t slice = 0;
+        std::int64_t peer_step = 0;
+        if (p.k_splits > 1) {
+          if (work.split >= 0 && p.split_flags != nullptr) {
+            // The split unit's ordinal in 32 bits: prepare() keeps an
+            // in-place split's pieces (split units x k_splits) under 2^31 (a
+            // 64-bit division here spills the consumers).
+            const auto split_piece =
+                static_cast<std::uint32_t>(worker + std::int64_t{i} * clusters - p.whole_units);
+            const std::int64_t tile_slot =
+                std::int64_t{split_piece / static_cast<std::uint32_t>(p.k_splits)} * S::kClusterM +
+                rank;
+            // The last split is the head; its peers are the splits before
+            // it, nearest first.
+            const bool head = work.split == p.k_splits - 1;
+            peers = head ? p.k_splits - 1 : sched::StreamKItem::kPartial;
+            slice = (tile_slot * p.k_splits + work.split) * S::kConsumers + consumer;
+            peer_step = -S::kConsumers;
+          }
+        } else if (i >= whole_items) {
+          // (Found again rather than kept through the mainloop: registers.)
+          peers = item_of(i).peers;
+          slice = (std::int64_t{worker} * S::kClusterM + rank) * S::kConsumers + consumer;
+          peer_step = S::kClusterM * S::kConsumers;
         }
-      }
-      // A split piece reduced in place: the tile's pieces store C from
-      // every piece's partial sums. (Not compiled into the TMA-store
-      // instances: there a version of it made 4096^3 1.3% slower though it
-      // never ran, H200. One CTA per SM only: the 64 x 64 row's register
-      // budget of 80 has no room for it; its splits reduce in a second
-      // kernel, tcgemm::prod::split_in_place.)
-      if constexpr (!kTmaStore && S::kCtasPerSm == 1) {
-        if (work.split >= 0 && p.split_flags != nullptr) {
-          // The split unit's ordinal in 32 bits: prepare() keeps an in-place
-          // split's pieces (split units x k_splits) under 2^31 (a 64-bit
-          // division here spills the consumers).
-          const auto split_piece =
-              static_cast<std::uint32_t>(worker + std::int64_t{i} * clusters - p.whole_units);
-          const std::int64_t tile_slot =
-              std::int64_t{split_piece / static_cast<std::uint32_t>(p.k_splits)} * S::kClusterM +
-              rank;
-          split_k_fixup<TOut, S, kRowMajorC>(acc, p, tile_slot, work.split, work.batch, row0, col0,
-                                             consumer, c_barrier, leader);
+        if (peers != 0 && split_unit_fixup<S>(acc, p, peers, slice, peer_step, c_barrier, leader)) {
           continue;
         }
       }

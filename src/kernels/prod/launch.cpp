@@ -280,10 +280,11 @@ Status prod::prepare(const GemmArgs& args, Choice choice, PreparedLaunch* out,
   prepared = PreparedLaunch{};
   prepared.swapped = problem.swapped;
   const int splits = tcgemm::prod::effective_splits(c.k, choice.k_splits);
-  // A split runs the register-epilogue instance: reduced in place, the last
-  // piece of a tile stores C from the sums (alpha, beta, any layout); reduced
-  // by a second kernel, every piece writes fp32 partial sums, and the
-  // reduction applies alpha and beta and writes C.
+  // Reduced in place, a split's last piece of each tile adds the others'
+  // partial sums and stores C through the instance's own epilogue (alpha,
+  // beta, any layout, TMA store where C allows); reduced by a second kernel,
+  // every piece writes fp32 partial sums (the register-epilogue instance)
+  // and the reduction applies alpha and beta and writes C.
   prepared.split = splits > 1;
   prepared.split_in_place = tcgemm::prod::reduces_in_place(problem, choice);
   const bool split_tail = prepared.split && choice.split_tail;
@@ -295,10 +296,12 @@ Status prod::prepare(const GemmArgs& args, Choice choice, PreparedLaunch* out,
     return {StatusCode::kInvalidValue,
             std::string(entry.name) +
                 ": split_tail needs the in-place reduction (one CTA per SM, at most " +
-                std::to_string(tcgemm::prod::kMaxInPlaceSplits) +
-                " pieces, no separate_reduction)"};
+                std::to_string(tcgemm::prod::kMaxInPlacePartialBytes) +
+                " bytes of partial sums per tile past its last piece's, no "
+                "separate_reduction)"};
   }
-  prepared.tma_c = !prepared.split && problem.epilogue == EpiloguePath::kTmaStore;
+  prepared.tma_c =
+      (!prepared.split || prepared.split_in_place) && problem.epilogue == EpiloguePath::kTmaStore;
   const bool c_batched = c.batch_count > 1;
 
   prod::Launch& launch = prepared.launch;
@@ -365,18 +368,15 @@ Status prod::prepare(const GemmArgs& args, Choice choice, PreparedLaunch* out,
     launch.split_tail = false;
     prepared.split = false;
     prepared.split_in_place = false;
-    if (problem.epilogue == EpiloguePath::kTmaStore) {
-      // Unsplit, C can leave by TMA store after all: that instance.
-      prepared.tma_c = true;
-      prepared.instance = &instances(c.a.dtype, c.c.dtype)[static_cast<std::size_t>(
-          prod::instance_index(choice.config, problem.a.major, problem.b.major, CStore::kTma))];
-      if (Status s = prepared.instance->prepare(launch); !s.ok()) return s;
-    }
+    // The same instance (a split reduced in place stores C as an unsplit
+    // launch does), its grid sized again for the unsplit work.
+    if (Status s = prepared.instance->prepare(launch); !s.ok()) return s;
   }
   const std::int64_t split_units = prepared.split ? units - p.whole_units : 0;
-  if (prepared.split_in_place && (split_units * tile.cluster_m * tile.consumers >
-                                      static_cast<std::int64_t>(tcgemm::prod::kSplitFlagSlices) ||
-                                  split_units * splits > INT32_MAX)) {
+  if (prepared.split_in_place &&
+      (tcgemm::prod::split_flag_count(choice.config, split_units, splits) >
+           static_cast<std::int64_t>(tcgemm::prod::kSplitFlagSlices) ||
+       split_units * splits > INT32_MAX)) {
     return {StatusCode::kNotSupported,
             std::string(entry.name) + ": more split tiles than the workspace has flags for"};
   }

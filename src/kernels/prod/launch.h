@@ -56,7 +56,7 @@ struct PreparedLaunch {
   std::size_t repack_offset[2] = {0, 0};
   bool tma_c = false;           // C stored by TMA (its map's address set per run)
   bool split = false;           // K split: partial sums, then the reduction
-  bool split_in_place = false;  // the pieces of a tile reduce it (else a second kernel)
+  bool split_in_place = false;  // a tile's last split sums it (else a second kernel)
   bool stream_k = false;        // the last round spread stream-K (Params::sk_*)
   std::size_t partials_offset = 0;
   SplitKReduction reduction;

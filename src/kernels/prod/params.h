@@ -54,14 +54,14 @@ struct Params {
   int k_tiles_per_split = 0;
   std::int64_t whole_units = 0;
   // With k_splits > 1 and split_flags set, the kernel reduces in place
-  // (split_k_fixup in kernel.cuh): each piece writes its fp32 partial sums
-  // into its slot (one BM x BN tile per split tile and split) and counts
-  // itself in its slice's flags; the pieces then share the sum of every
-  // split's slot (in split order: the same bits whoever adds them) and
-  // store C (c, ldc, stride_c, alpha, beta are the caller's); the last to
-  // leave zeroes the flags again. Without flags (every unit split), c is
-  // dense fp32 slices, entry batch * k_splits + split, and the reduction is
-  // a second kernel (split_k.h).
+  // (split_unit_fixup in kernel.cuh): every piece but a tile's last split
+  // writes its fp32 partial sums into its slot (one BM x BN tile per split
+  // tile and split) and raises its flag; the last split waits for the
+  // others' flags, lowers them again, adds their sums into its accumulators
+  // and stores C (c, ldc, stride_c, alpha, beta are the caller's) through
+  // the instance's epilogue. Without flags (every unit split), c is dense
+  // fp32 slices, entry batch * k_splits + split, and the reduction is a
+  // second kernel (split_k.h).
   float* partials = nullptr;
   unsigned* split_flags = nullptr;
   // The stream-K tail of an unsplit launch (problem.h's stream_k_tail;

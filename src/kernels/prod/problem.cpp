@@ -128,23 +128,26 @@ std::int64_t work_units(const Problem& problem, int config) {
          sched::ceil_div(a.n, t.bn) * a.batch_count;
 }
 
-std::int64_t split_flag_count(const Problem& problem, int config) {
+std::int64_t split_flag_count(int config, std::int64_t split, int splits) {
   const TileConfig& t = kConfigs[config].tile;
-  return work_units(problem, config) * t.cluster_m * t.consumers;
-}
-
-bool split_in_place(const Problem& problem, int config) {
-  // Rows of several CTAs per SM have no registers to spare for it.
-  return kConfigs[config].tile.ctas_per_sm == 1 &&
-         split_flag_count(problem, config) <= static_cast<std::int64_t>(kSplitFlagSlices);
+  return split * t.cluster_m * t.consumers * splits;
 }
 
 bool reduces_in_place(const Problem& problem, Choice choice) {
   const int splits = effective_splits(problem.args.k, choice.k_splits);
-  if (splits == 1 || splits > kMaxInPlaceSplits || choice.separate_reduction) return false;
-  // A tail split has at most a wave of split tiles: its flags always fit.
-  return choice.split_tail ? kConfigs[choice.config].tile.ctas_per_sm == 1
-                           : split_in_place(problem, choice.config);
+  if (splits == 1 || choice.separate_reduction) return false;
+  const TileConfig& t = kConfigs[choice.config].tile;
+  if (t.ctas_per_sm != 1) return false;
+  if (static_cast<std::size_t>(splits - 1) * static_cast<std::size_t>(t.bm) *
+          static_cast<std::size_t>(t.bn) * sizeof(float) >
+      kMaxInPlacePartialBytes) {
+    return false;
+  }
+  // A tail split has at most a wave of split units: its flags fit (the
+  // launch checks the count it has).
+  return choice.split_tail ||
+         split_flag_count(choice.config, work_units(problem, choice.config), splits) <=
+             static_cast<std::int64_t>(kSplitFlagSlices);
 }
 
 std::int64_t whole_units(std::int64_t units, std::int64_t resident) {
@@ -276,7 +279,7 @@ sched::StreamKSchedule stream_k_tail(int config, std::int64_t units, std::int64_
                                     /*overhead_64ths=*/0, kStreamKSplitCost5ths);
   // Past one whole round, with every cluster's share at least half a unit:
   // a head then adds at most two partial sums. Smaller problems split K
-  // (Choice::k_splits), whose pieces share the sum.
+  // (Choice::k_splits), summed by each tile's last split.
   if (sk.sk_iters > 0 && (sk.dp_units == 0 || 2 * sk.sk_iters < sk.workers * k_tiles)) {
     return sched::data_parallel_schedule(units, k, resident);
   }
@@ -371,17 +374,16 @@ double estimate_cycles(const Problem& problem, const DeviceModel& device, Choice
   double cycles = std::max({compute, dram, l2}) + kFillCycles +
                   static_cast<double>(whole_waves + piece_waves) * kTileCycles;
 
-  // A split reduced in place ends with the pieces of each tile sharing the
-  // sum of its partials: each piece reads a 1 / splits share of every
-  // piece's partials (one tile's worth through its SM: bandwidth-bound for
-  // many elements), a round trip per split (latency-bound for few); one
-  // reduced by a second kernel costs that launch.
+  // A split reduced in place ends with each tile's last piece adding the
+  // others' partial sums through its SM (splits - 1 tiles' worth, after a
+  // round trip for their flags and one for the first reads); one reduced by
+  // a second kernel costs that launch.
   if (splits > 1) {
     const double valid = static_cast<double>(std::min<std::int64_t>(a.m, t.bm)) *
                          static_cast<double>(std::min<std::int64_t>(a.n, t.bn));
     cycles += static_cast<double>(piece_waves) * valid * kSplitCyclesPerElement;
     if (reduces_in_place(problem, choice)) {
-      cycles += splits * kL2LatencyCycles + valid * sizeof(float) / kSmL2BytesPerCycle;
+      cycles += 2 * kL2LatencyCycles + (splits - 1) * valid * sizeof(float) / kSmL2BytesPerCycle;
     } else {
       cycles += kLaunchCycles;
     }
@@ -412,20 +414,24 @@ std::vector<Choice> candidates(const Problem& problem, const DeviceModel& device
       out.push_back({i, splits});
     }
     // Past one wave with a partial last one: split only that wave's tiles,
-    // into as many pieces as fill the device once (and half as many). Where
-    // C could leave by TMA store, the split puts every tile, whole ones
-    // too, on the register epilogue: the tuner times such splits (16384 x
-    // 8192 x 28672 tnr ran 4.5% faster split, 3072^3 19% slower, H200), the
-    // heuristic never picks them (select()).
+    // into as many pieces as fill the device once (and half as many), where
+    // the split reduces in place (a tail split needs it). The tuner times
+    // them; the heuristic never picks them where C could leave by TMA store
+    // (select()).
     const std::int64_t tail = tiles - whole_units(tiles, slots);
     if (!batch_invariant && t.ctas_per_sm == 1 && tiles > slots && tail > 0) {
-      const int fill = static_cast<int>(std::clamp<std::int64_t>(slots / tail, 2, kMaxSplits));
+      // (At most as many pieces as a tile's last piece may add up.)
+      const auto most = static_cast<std::int64_t>(
+          1 + kMaxInPlacePartialBytes / (static_cast<std::size_t>(t.bm) * t.bn * sizeof(float)));
+      const int fill = static_cast<int>(
+          std::clamp<std::int64_t>(slots / tail, 2, std::min<std::int64_t>(most, kMaxSplits)));
       int last = 0;
       for (const int s : {fill, fill / 2}) {
         const int splits = effective_splits(a.k, s);
-        if (splits < 2 || splits == last) continue;
+        const Choice tail_split{i, splits, /*separate_reduction=*/false, /*split_tail=*/true};
+        if (splits < 2 || splits == last || !reduces_in_place(problem, tail_split)) continue;
         last = splits;
-        out.push_back({i, splits, /*separate_reduction=*/false, /*split_tail=*/true});
+        out.push_back(tail_split);
       }
     }
   }
@@ -460,10 +466,11 @@ constexpr int min_bn() {
   return bn;
 }
 
-// A last-wave split where C could leave by TMA store puts every tile on the
-// register epilogue, a cost the estimate does not model: such splits are
-// the tuned table's to pick, never the heuristic's. (A flipped problem's
-// output always leaves from registers, and select() charges it for that.)
+// A last-wave split where C could leave by TMA store is the tuned table's
+// to pick, never the heuristic's: such splits ran every tile on the
+// register epilogue when the estimate was scored against the table's
+// measurements, and were left out of it then. (A flipped problem's output
+// always leaves from registers, and select() charges it for that.)
 // Nor does it see a consumer warpgroup whose 64 rows all lie past M: it
 // charges such a tile's padding to tensor-core time, which small M does not
 // run short of, so a two-consumer tile could outscore the one-consumer rows

@@ -99,26 +99,23 @@ std::size_t scratch_offset_b(const Problem& problem);
 // calls: the stream-K ladder step's first (hopper/tma_store_kernel.cuh,
 // kStreamKFlagBytes; its scratch starts past these flags, at
 // kStreamKPartialsOffset), which the family never writes, then the family's
-// split-K tile flags (kSplitFlagBytes from kSplitFlagOffset: kSplitFlagWords
-// counters per 64-row slice of a split tile, kernel.cuh's SliceFlags, back
-// to zero when the launch ends; room for kSplitFlagSlices slices). Scratch
-// (repacked operands, partial sums) follows them.
+// split flags (kSplitFlagBytes from kSplitFlagOffset: one 32-bit flag per
+// consumer slice of a piece of a split unit, kernel.cuh's split_unit_fixup,
+// back to zero when the launch ends; room for kSplitFlagSlices slices).
+// Scratch (repacked operands, partial sums) follows them.
 inline constexpr std::size_t kSplitFlagOffset = 4096;
-inline constexpr std::size_t kSplitFlagWords = 4;
-inline constexpr std::size_t kSplitFlagSlices = 16384;
-inline constexpr std::size_t kSplitFlagBytes = kSplitFlagSlices * kSplitFlagWords * 4;
+inline constexpr std::size_t kSplitFlagSlices = 65536;
+inline constexpr std::size_t kSplitFlagBytes = kSplitFlagSlices * 4;
 inline constexpr std::size_t kReservedWorkspaceBytes = kSplitFlagOffset + kSplitFlagBytes;
 
 // The work units of a launch of `config`: tile pairs of a cluster (tiles
 // along M rounded up to whole clusters) times the batch entries.
 std::int64_t work_units(const Problem& problem, int config);
 
-// The split-K flags a launch of `config` that splits every unit counts in
-// (one per consumer slice of every tile), and whether such a split reduces
-// in place: the flags fit kSplitFlagBytes and the row runs one CTA per SM;
-// if not, a second kernel reduces (split_k.h).
-std::int64_t split_flag_count(const Problem& problem, int config);
-bool split_in_place(const Problem& problem, int config);
+// The split flags an in-place K split of `splits` pieces per unit needs
+// for `split` split units of `config`: one per consumer slice of every
+// piece.
+std::int64_t split_flag_count(int config, std::int64_t split, int splits);
 
 // What the heuristic weighs about the device: read from it by launch.cpp
 // (cudaDeviceGetAttribute), made up by the host tests.
@@ -151,7 +148,7 @@ struct Choice {
   int config = 0;    // index into kConfigs
   int k_splits = 1;  // >= 1; 1 is a plain data-parallel launch
   // With a split: reduce in a second kernel even where the tile flags would
-  // let the pieces reduce in place (split_in_place); tests use it.
+  // let the pieces reduce in place (reduces_in_place); tests use it.
   bool separate_reduction = false;
   // With a split: split only the units of the last, partial wave (the
   // stream-K idea as split-K): the whole waves the resident CTAs can run
@@ -178,12 +175,16 @@ struct Choice {
 int effective_splits(std::int64_t k, int k_splits);
 std::int64_t k_tiles_per_split(std::int64_t k, int k_splits);
 
-// The most K split pieces a tile's in-place reduction shares its sum over
-// (the kernel's share arithmetic is 32-bit); more go to a second kernel.
-inline constexpr int kMaxInPlaceSplits = 4096;
+// The most partial sums, in bytes, a tile's last split adds through its SM
+// when a split is reduced in place: (splits - 1) x BM x BN x 4. Past it a
+// second kernel reduces, all SMs sharing the reads (a 64 x 256 tile split
+// 16 ways would read 960 KiB through one SM).
+inline constexpr std::size_t kMaxInPlacePartialBytes = 256 * 1024;
 
-// Whether a choice's K split is reduced in place by its pieces (else by a
-// second kernel); false without a split.
+// Whether a choice's K split is reduced in place (else by a second kernel):
+// a row of one CTA per SM (the 64 x 64 row's registers have no room for the
+// sum), the head's reads within kMaxInPlacePartialBytes, the flags within
+// kSplitFlagSlices, and no separate_reduction; false without a split.
 bool reduces_in_place(const Problem& problem, Choice choice);
 
 // The units a split_tail choice runs whole when `resident` clusters run at
@@ -201,7 +202,7 @@ std::int64_t split_units_bound(const Problem& problem, Choice choice, std::int64
 // `resident` clusters at once, the whole rounds of `units` work units run
 // data-parallel and the k-tiles of the last, partial round are spread evenly
 // over every cluster, each split unit finished by the cluster that holds its
-// first k-tile (kernel.cuh, stream_k_fixup). Taken where the schedule's
+// first k-tile (kernel.cuh, split_unit_fixup). Taken where the schedule's
 // estimate finishes sooner: kStreamKFixupKTiles for the partial sums'
 // traffic and a split k-tile at 6/5 of a whole one (ladder step 15's
 // measurements, docs/ladder.md). Nothing for bookkeeping: the whole rounds
@@ -245,8 +246,7 @@ double estimate_cycles(const Problem& problem, const DeviceModel& device, Choice
 
 // The heuristic's pick in the problem's own orientation: the candidate of
 // least estimate_cycles, leaving out last-wave splits where C could leave by
-// TMA store (their register epilogue on every tile is not in the estimate;
-// the tuner times them) and tiles whose padding the estimate does not see
+// TMA store (the tuner times them) and tiles whose padding the estimate does not see
 // (a consumer warpgroup with no rows of C; a tile at least twice as wide as
 // N where a narrower one exists). With
 // `batch_invariant`, the choice cannot depend on the caller's M: no split,
