@@ -1265,9 +1265,8 @@ void run_every_config_and_split(bool flipped) {
   const std::vector<GemmCase> cases = split_cases();
   for (int config = 0; config < tcgemm::prod::kConfigCount; ++config) {
     for (int variant = 0; variant < 4; ++variant) {
-      // No split; splits of 3 and 7 reduced in place (the last piece of a
-      // tile to finish adds the others); a split of 3 reduced by the second
-      // kernel.
+      // No split; splits of 3 and 7 reduced in place (the last split of a
+      // tile adds the others); a split of 3 reduced by the second kernel.
       constexpr int kSplits[] = {1, 3, 7, 3};
       const int splits = kSplits[variant];
       const tcgemm::prod::Choice choice{config, splits, /*separate_reduction=*/variant == 3,
@@ -1292,19 +1291,15 @@ TEST_F(ProdChoices, EveryConfigAndKSplitIsCorrectFlipped) { run_every_config_and
 // A K split of the last wave only, in 2, 3 and 5 pieces (a tile's last piece
 // adding one, two and four others' partial sums), for every config that runs
 // one CTA per SM (the others cannot reduce in place and refuse it) and
-// whose last piece may add that many (kMaxInPlacePartialBytes): whole tiles
+// whose last piece may add that many (max_in_place_splits): whole tiles
 // and split tiles of one launch each exact, the flags back at zero for the
 // second run.
 TEST_F(ProdChoices, SplitOfTheLastWaveIsCorrect) {
   const std::vector<GemmCase> cases = tail_cases();
   for (int config = 0; config < tcgemm::prod::kConfigCount; ++config) {
     if (tcgemm::prod::kConfigs[config].tile.ctas_per_sm != 1) continue;
-    const tcgemm::prod::TileConfig& tile = tcgemm::prod::kConfigs[config].tile;
     for (const int splits : {2, 3, 5}) {
-      if (static_cast<std::size_t>(splits - 1) * tile.bm * tile.bn * sizeof(float) >
-          tcgemm::prod::kMaxInPlacePartialBytes) {
-        continue;
-      }
+      if (splits > tcgemm::prod::max_in_place_splits(config)) continue;
       // (The flipped orientation once per config: its whole tiles and its
       // in-place sums write a row-major output.)
       for (const bool flipped : {false, true}) {
@@ -1328,13 +1323,9 @@ TEST_F(ProdChoices, SplitOfTheLastWaveIsCorrect) {
 TEST_F(ProdChoices, KSplitAcrossRoundsIsCorrect) {
   const std::vector<GemmCase> cases = split_cases();
   for (int config = 0; config < tcgemm::prod::kConfigCount; ++config) {
-    const tcgemm::prod::TileConfig& tile = tcgemm::prod::kConfigs[config].tile;
-    if (tile.ctas_per_sm != 1) continue;
+    if (tcgemm::prod::kConfigs[config].tile.ctas_per_sm != 1) continue;
     for (const int splits : {2, 3}) {
-      if (static_cast<std::size_t>(splits - 1) * tile.bm * tile.bn * sizeof(float) >
-          tcgemm::prod::kMaxInPlacePartialBytes) {
-        continue;
-      }
+      if (splits > tcgemm::prod::max_in_place_splits(config)) continue;
       const tcgemm::prod::Choice choice{config, splits};
       const std::string name = std::string(tcgemm::prod::kConfigs[config].name) + " split " +
                                std::to_string(splits) + " on 3 SMs";

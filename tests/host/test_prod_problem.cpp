@@ -506,6 +506,9 @@ TEST(ProdSelect, PartialSumsAreSizedPerSplitTileInPlaceAndPerSliceOtherwise) {
   // In place: a 128 x 256 fp32 slot per split tile (2 per unit) and split.
   // Three pieces at most: a tile's last piece adds the others' 128 KiB each
   // (kMaxInPlacePartialBytes); four go to a second kernel.
+  EXPECT_EQ(tcgemm::prod::max_in_place_splits(0), 3);
+  EXPECT_EQ(tcgemm::prod::max_in_place_splits(2), 5);  // prod-128x128
+  EXPECT_EQ(tcgemm::prod::max_in_place_splits(3), 5);  // prod-64x256
   ASSERT_TRUE(tcgemm::prod::reduces_in_place(p, Choice{0, 3}));
   EXPECT_FALSE(tcgemm::prod::reduces_in_place(p, Choice{0, 4}));
   EXPECT_EQ(tcgemm::prod::split_units(p, Choice{0, 3}, 66), units);

@@ -133,16 +133,17 @@ std::int64_t split_flag_count(int config, std::int64_t split, int splits) {
   return split * t.cluster_m * t.consumers * splits;
 }
 
+int max_in_place_splits(int config) {
+  const TileConfig& t = kConfigs[config].tile;
+  return static_cast<int>(1 + kMaxInPlacePartialBytes /
+                                  (static_cast<std::size_t>(t.bm) * t.bn * sizeof(float)));
+}
+
 bool reduces_in_place(const Problem& problem, Choice choice) {
   const int splits = effective_splits(problem.args.k, choice.k_splits);
   if (splits == 1 || choice.separate_reduction) return false;
-  const TileConfig& t = kConfigs[choice.config].tile;
-  if (t.ctas_per_sm != 1) return false;
-  if (static_cast<std::size_t>(splits - 1) * static_cast<std::size_t>(t.bm) *
-          static_cast<std::size_t>(t.bn) * sizeof(float) >
-      kMaxInPlacePartialBytes) {
-    return false;
-  }
+  if (kConfigs[choice.config].tile.ctas_per_sm != 1) return false;
+  if (splits > max_in_place_splits(choice.config)) return false;
   // A tail split has at most a wave of split units: its flags fit (the
   // launch checks the count it has).
   return choice.split_tail ||
@@ -421,10 +422,8 @@ std::vector<Choice> candidates(const Problem& problem, const DeviceModel& device
     const std::int64_t tail = tiles - whole_units(tiles, slots);
     if (!batch_invariant && t.ctas_per_sm == 1 && tiles > slots && tail > 0) {
       // (At most as many pieces as a tile's last piece may add up.)
-      const auto most = static_cast<std::int64_t>(
-          1 + kMaxInPlacePartialBytes / (static_cast<std::size_t>(t.bm) * t.bn * sizeof(float)));
-      const int fill = static_cast<int>(
-          std::clamp<std::int64_t>(slots / tail, 2, std::min<std::int64_t>(most, kMaxSplits)));
+      const int most = std::min(max_in_place_splits(i), kMaxSplits);
+      const int fill = static_cast<int>(std::clamp<std::int64_t>(slots / tail, 2, most));
       int last = 0;
       for (const int s : {fill, fill / 2}) {
         const int splits = effective_splits(a.k, s);

@@ -181,6 +181,11 @@ std::int64_t k_tiles_per_split(std::int64_t k, int k_splits);
 // 16 ways would read 960 KiB through one SM).
 inline constexpr std::size_t kMaxInPlacePartialBytes = 256 * 1024;
 
+// The most pieces a split of `config` may have to reduce in place: the
+// others' partial sums within kMaxInPlacePartialBytes (128 x 256: 3,
+// 128 x 128 and 64 x 256: 5).
+int max_in_place_splits(int config);
+
 // Whether a choice's K split is reduced in place (else by a second kernel):
 // a row of one CTA per SM (the 64 x 64 row's registers have no room for the
 // sum), the head's reads within kMaxInPlacePartialBytes, the flags within
