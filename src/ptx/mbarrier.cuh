@@ -64,6 +64,37 @@ __device__ __forceinline__ void mbarrier_wait_parity(std::uint64_t* bar, std::ui
   }
 }
 
+// try_wait with a suspend-time hint (mbarrier.try_wait's suspendTimeHint
+// operand, PTX ISA 7.8+): the thread may be suspended for up to `hint_ns`
+// nanoseconds while the phase is incomplete, and resumes when it completes.
+__device__ __forceinline__ bool mbarrier_try_wait_parity_hint(std::uint64_t* bar,
+                                                              std::uint32_t parity,
+                                                              std::uint32_t hint_ns) {
+  std::uint32_t done;
+  asm volatile(
+      "{\n"
+      ".reg .pred p;\n"
+      "mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 p, [%1], %2, %3;\n"
+      "selp.u32 %0, 1, 0, p;\n"
+      "}\n"
+      : "=r"(done)
+      : "r"(smem_addr(bar)), "r"(parity), "r"(hint_ns)
+      : "memory");
+  return done != 0;
+}
+
+// mbarrier_wait_parity with the hint: a waiting warp sleeps instead of
+// coming back to try again after the default window, leaving its issue
+// slots to the warps of its SM sub-partition that have work. (cuBLAS's
+// kernels on the H200 wait this way, with the same 50 us: their SASS shows
+// NANOSLEEP.SYNCS 0xc350 after each try_wait; docs/production.md.)
+__device__ __forceinline__ void mbarrier_wait_parity_sleep(std::uint64_t* bar,
+                                                           std::uint32_t parity) {
+  constexpr std::uint32_t kHintNs = 50000;
+  while (!mbarrier_try_wait_parity_hint(bar, parity, kHintNs)) {
+  }
+}
+
 // st.async (PTX ISA 9.7.9.12, sm_90): stores 16 bytes (four 32-bit words)
 // to shared memory `dst` through the async proxy and completes 16 bytes of
 // transaction on the mbarrier `bar`, as a TMA load does, so that a thread

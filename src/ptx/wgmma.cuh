@@ -35,13 +35,17 @@ namespace tcgemm::ptx {
 // The tile must start on a 1024-byte boundary (the swizzle pattern repeats
 // every 8 rows of 128 bytes). Stepping 16 elements (32 bytes) along K inside
 // the 64-element-wide tile is done by adding 32 to the start address.
+//
+// The high word (stride offset and swizzle) is the same for every
+// descriptor below, K- or MN-major; a step inside a tile changes only the
+// start address in the low word (smem_desc_step).
+inline constexpr std::uint64_t kSmemDescSw128High =
+    (std::uint64_t{8 * 128 / 16} << 32) | (std::uint64_t{1} << 62);
+
 __device__ __forceinline__ std::uint64_t make_smem_desc_k_major_sw128(const void* tile) {
   constexpr std::uint64_t kLeadingByteOffset = 16;
-  constexpr std::uint64_t kStrideByteOffset = 8 * 128;
-  constexpr std::uint64_t kSwizzle128B = 1;
   const std::uint64_t addr = smem_addr(tile);
-  return ((addr & 0x3FFFF) >> 4) | ((kLeadingByteOffset >> 4) << 16) |
-         ((kStrideByteOffset >> 4) << 32) | (kSwizzle128B << 62);
+  return ((addr & 0x3FFFF) >> 4) | ((kLeadingByteOffset >> 4) << 16) | kSmemDescSw128High;
 }
 
 // The same descriptor for an MN-major tile (M contiguous for A, N for B: the
@@ -57,11 +61,16 @@ __device__ __forceinline__ std::uint64_t make_smem_desc_k_major_sw128(const void
 // bytes = 2048 bytes, so the start stays on the 1024-byte swizzle boundary.
 __device__ __forceinline__ std::uint64_t make_smem_desc_mn_major_sw128(const void* tile,
                                                                        std::uint32_t chunk_bytes) {
-  constexpr std::uint64_t kStrideByteOffset = 8 * 128;
-  constexpr std::uint64_t kSwizzle128B = 1;
   const std::uint64_t addr = smem_addr(tile);
   return ((addr & 0x3FFFF) >> 4) | ((static_cast<std::uint64_t>(chunk_bytes) >> 4) << 16) |
-         ((kStrideByteOffset >> 4) << 32) | (kSwizzle128B << 62);
+         kSmemDescSw128High;
+}
+
+// `desc` (either form above) moved `bytes` further into shared memory: one
+// 32-bit add to the start-address field, which cannot carry out of it
+// (shared addresses fit its 14 bits), the high word a constant.
+__device__ __forceinline__ std::uint64_t smem_desc_step(std::uint64_t desc, std::uint32_t bytes) {
+  return kSmemDescSw128High | (static_cast<std::uint32_t>(desc) + (bytes >> 4));
 }
 
 // wgmma.fence (PTX ISA 9.7.15.6.1).

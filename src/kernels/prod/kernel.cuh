@@ -611,7 +611,7 @@ __global__ void __launch_bounds__(Shape<kConfig>::kThreads, Shape<kConfig>::kCta
         for (int kt = k_range.begin; kt < k_range.end; ++kt, ring.advance()) {
           // A fresh barrier's "previous" phase counts as complete: the first
           // pass waits on parity 1 and returns at once.
-          ptx::mbarrier_wait_parity(&smem.empty[ring.slot], ring.phase ^ 1);
+          ptx::mbarrier_wait_parity_sleep(&smem.empty[ring.slot], ring.phase ^ 1);
           std::uint64_t* full = &smem.full[ring.slot];
           if (S::kHandOff && kt == k_range.begin) {
             ptx::mbarrier_arrive_expect_tx(full, S::kStageBytes + sizeof(WorkItem));
@@ -711,7 +711,7 @@ __global__ void __launch_bounds__(Shape<kConfig>::kThreads, Shape<kConfig>::kCta
       // stream-K piece's.
       const int k_count = item.k.count();
       for (int kt = 0; kt < k_count; ++kt, ring.advance()) {
-        ptx::mbarrier_wait_parity(&smem.full[ring.slot], ring.phase);
+        ptx::mbarrier_wait_parity_sleep(&smem.full[ring.slot], ring.phase);
         if (S::kHandOff && kt == 0) {
           // The work item travels with the tile's first k-tile. The proxy
           // fence orders this read before the producer's next st.async into
@@ -723,17 +723,21 @@ __global__ void __launch_bounds__(Shape<kConfig>::kThreads, Shape<kConfig>::kCta
         ptx::wgmma_fence();
         const TIn* a_tile = smem.a[ring.slot] + consumer * tcgemm::prod::kWgmmaM * S::BK;
         const TIn* b_tile = smem.b[ring.slot];
+        // The slot's descriptors once; each k16 step adds a constant to the
+        // start address (16 elements along a K-major row, 16 rows of an
+        // MN-major chunk).
+        const std::uint64_t slot_a =
+            kMnA ? ptx::make_smem_desc_mn_major_sw128(a_tile, S::kChunkBytes)
+                 : ptx::make_smem_desc_k_major_sw128(a_tile);
+        const std::uint64_t slot_b =
+            kMnB ? ptx::make_smem_desc_mn_major_sw128(b_tile, S::kChunkBytes)
+                 : ptx::make_smem_desc_k_major_sw128(b_tile);
+        constexpr std::uint32_t kStepA = (kMnA ? S::kWgmmaK * kChunk : S::kWgmmaK) * sizeof(TIn);
+        constexpr std::uint32_t kStepB = (kMnB ? S::kWgmmaK * kChunk : S::kWgmmaK) * sizeof(TIn);
 #pragma unroll
         for (int kk = 0; kk < S::BK / S::kWgmmaK; ++kk) {
-          // K-major: 16 elements along a 128-byte row; MN-major: 16 rows.
-          const std::uint64_t desc_a =
-              kMnA ? ptx::make_smem_desc_mn_major_sw128(a_tile + kk * S::kWgmmaK * kChunk,
-                                                        S::kChunkBytes)
-                   : ptx::make_smem_desc_k_major_sw128(a_tile + kk * S::kWgmmaK);
-          const std::uint64_t desc_b =
-              kMnB ? ptx::make_smem_desc_mn_major_sw128(b_tile + kk * S::kWgmmaK * kChunk,
-                                                        S::kChunkBytes)
-                   : ptx::make_smem_desc_k_major_sw128(b_tile + kk * S::kWgmmaK);
+          const std::uint64_t desc_a = ptx::smem_desc_step(slot_a, kk * kStepA);
+          const std::uint64_t desc_b = ptx::smem_desc_step(slot_b, kk * kStepB);
           // D = A * B on the tile's first k-step: no zeroing needed.
           ptx::wgmma_m64k16_major<S::BN, TIn, kMnA, kMnB>(acc, desc_a, desc_b,
                                                           (kt > 0 || kk > 0) ? 1u : 0u);
