@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -55,16 +56,28 @@ inline int device_compute_capability() {
   return major * 10 + minor;
 }
 
-// Every GPU test derives from this: it skips without a Hopper device and
-// checks after each test that no asynchronous CUDA error was left behind.
+// True when the environment variable TCGEMM_REQUIRE_GPU is set to anything
+// but "" or "0": a run on the GPU machine sets it, so that a broken driver
+// or a hidden device fails every GPU test instead of skipping them all
+// (which a test report shows as a pass).
+inline bool gpu_required() {
+  const char* const v = std::getenv("TCGEMM_REQUIRE_GPU");
+  return v != nullptr && v[0] != '\0' && std::strcmp(v, "0") != 0;
+}
+
+// Every GPU test derives from this: it skips without a Hopper device (fails,
+// with TCGEMM_REQUIRE_GPU set) and checks after each test that no
+// asynchronous CUDA error was left behind.
 class HopperTest : public ::testing::Test {
  protected:
   void SetUp() override {
     const std::string reason = hopper_skip_reason();
-    if (!reason.empty()) GTEST_SKIP() << reason;
+    if (reason.empty()) return;
+    if (gpu_required()) GTEST_FAIL() << "TCGEMM_REQUIRE_GPU is set, but " << reason;
+    GTEST_SKIP() << reason;
   }
   void TearDown() override {
-    if (IsSkipped()) return;
+    if (IsSkipped() || HasFatalFailure()) return;
     const cudaError_t sync = cudaDeviceSynchronize();
     EXPECT_EQ(sync, cudaSuccess) << "after the test: " << cudaGetErrorString(sync);
     const cudaError_t last = cudaGetLastError();

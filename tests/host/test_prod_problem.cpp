@@ -704,7 +704,10 @@ TEST(ProdDispatch, EveryStorageOrderAlignmentAndBatchClassIsServed) {
                 EXPECT_EQ(p.b.path, OperandPath::kRepack) << "variant " << variant;
                 EXPECT_EQ(p.epilogue, EpiloguePath::kDirect) << "variant " << variant;
               }
-              EXPECT_GE(tcgemm::prod::select(p, h200_model()).config, 0);
+              const tcgemm::prod::Choice picked = tcgemm::prod::select(p, h200_model());
+              EXPECT_GE(picked.config, 0);
+              EXPECT_LT(picked.config, tcgemm::prod::kConfigCount);
+              EXPECT_GE(picked.k_splits, 1);
             }
           }
         }

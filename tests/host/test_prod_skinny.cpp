@@ -159,14 +159,21 @@ TEST(ProdSkinny, TheLauncherRefusesWhatItsLoadsCannotRead) {
   bad[5].a.layout = Layout::kColMajor;
   bad[6].b.layout = Layout::kRowMajor;
   bad[7].k = 0;
+  // Each refusal names its own reason.
+  const char* const reason[] = {"multiples of 8", "multiples of 8",  "multiples of 8",
+                                "batch strides",  "16-byte aligned", "row-major",
+                                "row-major",      "at least 1"};
   for (std::size_t i = 0; i < bad.size(); ++i) {
     const tcgemm::Status s =
         tcgemm::kernels::prod::launch_skinny(bad[i], skinny_shape(bad[i], 132));
     EXPECT_EQ(s.code, tcgemm::StatusCode::kInvalidValue) << "case " << i << ": " << s.message;
     EXPECT_NE(s.message.find("prod-skinny"), std::string::npos) << s.message;
+    EXPECT_NE(s.message.find(reason[i]), std::string::npos) << "case " << i << ": " << s.message;
   }
-  EXPECT_EQ(tcgemm::kernels::prod::launch_skinny(good, skinny_shape(good, 132), 0).code,
-            tcgemm::StatusCode::kInvalidValue);
+  const tcgemm::Status no_blocks =
+      tcgemm::kernels::prod::launch_skinny(good, skinny_shape(good, 132), 0);
+  EXPECT_EQ(no_blocks.code, tcgemm::StatusCode::kInvalidValue);
+  EXPECT_NE(no_blocks.message.find("max_blocks"), std::string::npos) << no_blocks.message;
 }
 
 TEST(ProdSkinny, CoversEveryProblem) {

@@ -288,4 +288,54 @@ TEST(TunedGeneratedTable, EmbeddedTableIsSortedAndUnique) {
   EXPECT_TRUE(std::is_sorted(table.begin(), table.end(), tuned::key_less));
 }
 
+// Every entry of the committed tables is one the dispatcher uses: its config
+// still exists (or is the small-M path), its split is one the family runs,
+// and looking its problem up gives exactly its choice. (lookup() ignores an
+// entry that names a config the library no longer has: without this test a
+// renamed or removed config would silently drop its entries.)
+TEST(TunedGeneratedTable, EveryEmbeddedEntryIsLive) {
+  int checked = 0;
+  for (const Entry& e : tuned::embedded_table()) {
+    const std::string what = std::string(e.device) + " " + std::to_string(e.m) + "x" +
+                             std::to_string(e.n) + "x" + std::to_string(e.k) + " " +
+                             std::string(e.config);
+    GemmArgs args = args_for(e.m, e.n, e.k, e.a, e.b, e.c, e.in, e.out);
+    args.batch_count = e.batch_count;
+    if (e.batch_count > 1) {
+      // Dense entries back to back, as the bench's batched shapes lay them out.
+      args.a.stride = e.m * e.k;
+      args.b.stride = e.k * e.n;
+      args.c.stride = e.m * e.n;
+    }
+    // Tight and aligned gives TMA paths; a leading dimension one element
+    // wider gives the entry's repack or register epilogue where it has one.
+    if (e.a_path == OperandPath::kRepack) ++args.a.ld;
+    if (e.b_path == OperandPath::kRepack) ++args.b.ld;
+    if (e.epilogue == EpiloguePath::kDirect &&
+        tuned::operand_paths(args).epilogue != EpiloguePath::kDirect) {
+      ++args.c.ld;
+    }
+    ASSERT_EQ(tuned::operand_paths(args), (tuned::OperandPaths{e.a_path, e.b_path, e.epilogue}))
+        << what;
+    ++checked;
+    ASSERT_EQ(tuned::find(tuned::embedded_table(), e.device, args), &e) << what;
+    if (e.config == tuned::kSkinnyKernel) {
+      EXPECT_FALSE(lookup(e.device, args)) << what << ": no tile choice for a small-M entry";
+      continue;
+    }
+    const std::optional<int> config = tuned::config_index(e.config);
+    ASSERT_TRUE(config) << what << ": no such config";
+    EXPECT_GE(e.k_splits, 1) << what;
+    if (e.split_tail) {
+      EXPECT_EQ(tcgemm::prod::kConfigs[*config].tile.ctas_per_sm, 1)
+          << what << ": a last-wave split on a config of several CTAs per SM";
+    }
+    EXPECT_EQ(lookup(e.device, args),
+              (Choice{*config, e.k_splits, /*separate_reduction=*/false, e.split_tail, e.flipped}))
+        << what;
+  }
+  EXPECT_EQ(checked, static_cast<int>(tuned::embedded_table().size()));
+  RecordProperty("entries_checked", checked);
+}
+
 }  // namespace
