@@ -128,9 +128,9 @@ std::int64_t work_units(const Problem& problem, int config) {
          sched::ceil_div(a.n, t.bn) * a.batch_count;
 }
 
-std::int64_t split_flag_count(int config, std::int64_t split, int splits) {
+std::int64_t split_flag_count(int config, std::int64_t split_units, int splits) {
   const TileConfig& t = kConfigs[config].tile;
-  return split * t.cluster_m * t.consumers * splits;
+  return split_units * t.cluster_m * t.consumers * splits;
 }
 
 int max_in_place_splits(int config) {
@@ -421,16 +421,16 @@ std::vector<Choice> candidates(const Problem& problem, const DeviceModel& device
     // (select()).
     const std::int64_t tail = tiles - whole_units(tiles, slots);
     if (!batch_invariant && t.ctas_per_sm == 1 && tiles > slots && tail > 0) {
-      // (At most as many pieces as a tile's last piece may add up.)
+      // (At most as many pieces as a tile's last piece may add up, so every
+      // such candidate reduces in place, as a tail split must.)
       const int most = std::min(max_in_place_splits(i), kMaxSplits);
       const int fill = static_cast<int>(std::clamp<std::int64_t>(slots / tail, 2, most));
       int last = 0;
       for (const int s : {fill, fill / 2}) {
         const int splits = effective_splits(a.k, s);
-        const Choice tail_split{i, splits, /*separate_reduction=*/false, /*split_tail=*/true};
-        if (splits < 2 || splits == last || !reduces_in_place(problem, tail_split)) continue;
+        if (splits < 2 || splits == last) continue;
         last = splits;
-        out.push_back(tail_split);
+        out.push_back({i, splits, /*separate_reduction=*/false, /*split_tail=*/true});
       }
     }
   }

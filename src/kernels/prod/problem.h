@@ -113,9 +113,9 @@ inline constexpr std::size_t kReservedWorkspaceBytes = kSplitFlagOffset + kSplit
 std::int64_t work_units(const Problem& problem, int config);
 
 // The split flags an in-place K split of `splits` pieces per unit needs
-// for `split` split units of `config`: one per consumer slice of every
-// piece.
-std::int64_t split_flag_count(int config, std::int64_t split, int splits);
+// for `split_units` split units of `config`: one per consumer slice of
+// every piece.
+std::int64_t split_flag_count(int config, std::int64_t split_units, int splits);
 
 // What the heuristic weighs about the device: read from it by launch.cpp
 // (cudaDeviceGetAttribute), made up by the host tests.
