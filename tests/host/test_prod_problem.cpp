@@ -565,6 +565,10 @@ TEST(ProdSelect, SplitOfTheLastWaveRunsWholeWavesWholeAndSplitsTheRest) {
   const auto all = tcgemm::prod::candidates(p, model);
   EXPECT_NE(std::find(all.begin(), all.end(), tail), all.end());
   EXPECT_EQ(std::find(all.begin(), all.end(), five), all.end());
+  // Every tail split offered reduces in place, as a tail split must.
+  for (const Choice& c : all) {
+    if (c.split_tail) EXPECT_TRUE(tcgemm::prod::reduces_in_place(p, c)) << c.config;
+  }
   EXPECT_LT(tcgemm::prod::estimate_cycles(p, model, tail),
             tcgemm::prod::estimate_cycles(p, model, Choice{0, 1}));
   // A problem of whole waves (2816 x 3072: 22 x 12 tiles, two waves) or
