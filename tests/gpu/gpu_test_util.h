@@ -11,6 +11,7 @@
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -209,6 +210,19 @@ inline DeviceBuffer attach_workspace(GemmArgs& args, std::size_t bytes) {
 inline DeviceBuffer attach_workspace(const tcgemm::KernelInfo& kernel, GemmArgs& args) {
   return attach_workspace(args,
                           kernel.workspace_bytes != nullptr ? kernel.workspace_bytes(args) : 0);
+}
+
+// The 32-bit words among the first `bytes` at device address `p` that are
+// not zero; -1 when they cannot be read back. A GEMM workspace's flags
+// (the first tcgemm::prod::kReservedWorkspaceBytes) must be zero after
+// every call, as they were before it.
+inline std::int64_t nonzero_words(const void* p, std::size_t bytes) {
+  std::vector<std::uint32_t> words(bytes / 4);
+  if (words.empty()) return 0;
+  if (cudaMemcpy(words.data(), p, words.size() * 4, cudaMemcpyDeviceToHost) != cudaSuccess) {
+    return -1;
+  }
+  return std::count_if(words.begin(), words.end(), [](std::uint32_t w) { return w != 0; });
 }
 
 // A device copy of `bytes` at `src` (to check later that they did not change).

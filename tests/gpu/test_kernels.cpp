@@ -11,13 +11,26 @@
 // C bit-identical, then reports itself skipped with the reason.
 #include "gpu_test_util.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <ostream>
 #include <string>
 #include <tuple>
 #include <vector>
 
+#include "kernels/prod/problem.h"
+
 namespace tcgemm_test {
 namespace {
+
+// The flag words a call left non-zero in the workspace attached to `args`
+// (its first kReservedWorkspaceBytes, which every kernel that uses a
+// workspace keeps zero between calls); 0 without a workspace.
+std::int64_t flags_left(const GemmArgs& args) {
+  if (args.workspace == nullptr) return 0;
+  return nonzero_words(args.workspace,
+                       std::min(args.workspace_bytes, tcgemm::prod::kReservedWorkspaceBytes));
+}
 
 struct KernelCase {
   std::string name;
@@ -322,6 +335,7 @@ TEST_P(KernelVsReference, MatchesReference) {
   TCGEMM_CHECK_CUDA(cudaDeviceSynchronize());
   EXPECT_TRUE(MatchesReference(p.args, static_cast<const float*>(ref.get())));
   EXPECT_TRUE(PaddingUntouched(p.args, before.get(), p.c_elements));
+  EXPECT_EQ(flags_left(p.args), 0) << "workspace flag words left non-zero";
 }
 
 INSTANTIATE_TEST_SUITE_P(AllKernels, KernelVsReference,
@@ -398,6 +412,7 @@ TEST_P(KernelRepeatability, RunsAreBitwiseIdentical) {
   const DeviceBuffer first = snapshot(p.c.get(), p.c_bytes());
 
   for (int run = 2; run <= 3; ++run) {
+    EXPECT_EQ(flags_left(p.args), 0) << "workspace flag words left non-zero by run " << run - 1;
     p.reset_c();
     ASSERT_TRUE(IsOk(tcgemm::gemm(p.args, options)));
     TCGEMM_CHECK_CUDA(cudaDeviceSynchronize());

@@ -1208,13 +1208,8 @@ using ProdChoices = HopperTest;
 // The split flag words of a production-family workspace that are not zero
 // (every call must leave them zero), -1 where they cannot be read back.
 std::int64_t split_flags_set(const void* workspace) {
-  std::vector<std::uint32_t> flags(tcgemm::prod::kSplitFlagBytes / 4);
-  if (cudaMemcpy(flags.data(),
-                 static_cast<const std::uint8_t*>(workspace) + tcgemm::prod::kSplitFlagOffset,
-                 tcgemm::prod::kSplitFlagBytes, cudaMemcpyDeviceToHost) != cudaSuccess) {
-    return -1;
-  }
-  return std::count_if(flags.begin(), flags.end(), [](std::uint32_t f) { return f != 0; });
+  return nonzero_words(static_cast<const std::uint8_t*>(workspace) + tcgemm::prod::kSplitFlagOffset,
+                       tcgemm::prod::kSplitFlagBytes);
 }
 
 // Runs exactly `choice` through launch_choice (not the product: no
@@ -1222,15 +1217,28 @@ std::int64_t split_flags_set(const void* workspace) {
 // workspace, grown (and zeroed) only when a problem needs more: each run
 // finds the split-K flags the run before it left. After each call every
 // flag word is read back and must be zero again (else the call reports an
-// error and its case fails). `sm_count` is GemmArgs::sm_count (0: the whole
-// device).
-Backend choice_backend(tcgemm::prod::Choice choice, const std::string& name, int sm_count = 0) {
+// error and its case fails). A choice of a K split (not of the last wave
+// only) must split: a call whose prepared launch does not is an error too.
+// `sm_count` is GemmArgs::sm_count (0: the whole device); `split_runs`, when
+// given, counts the calls whose launch split K.
+Backend choice_backend(tcgemm::prod::Choice choice, const std::string& name, int sm_count = 0,
+                       std::shared_ptr<int> split_runs = nullptr) {
   auto workspace = std::make_shared<tcgemm::testing::DeviceBuffer>();
   return {
       name,
-      [choice, workspace, sm_count](const GemmArgs& args) {
+      [choice, workspace, sm_count, split_runs](const GemmArgs& args) {
         GemmArgs with = args;
         with.sm_count = sm_count;
+        tcgemm::kernels::prod::PreparedLaunch prepared;
+        if (const Status s = tcgemm::kernels::prod::prepare(with, choice, &prepared); !s.ok()) {
+          return s;
+        }
+        if (choice.k_splits > 1 && !choice.split_tail && !prepared.split) {
+          return tcgemm::Status{tcgemm::StatusCode::kCudaError,
+                                "a split of " + std::to_string(choice.k_splits) +
+                                    " was asked for and the launch did not split K"};
+        }
+        if (prepared.split && split_runs) ++*split_runs;
         const std::size_t need = tcgemm::kernels::prod::workspace_choice(with, choice);
         if (need > workspace->bytes()) {
           *workspace = tcgemm::testing::DeviceBuffer();  // free the old one first
@@ -1309,7 +1317,11 @@ TEST_F(ProdChoices, SplitOfTheLastWaveIsCorrect) {
         const std::string name = std::string(tcgemm::prod::kConfigs[config].name) +
                                  " last-wave split " + std::to_string(splits) +
                                  (flipped ? " flipped" : "");
-        run_all(cases, "ProdChoices " + name, choice_backend(choice, name));
+        auto split_runs = std::make_shared<int>(0);
+        run_all(cases, "ProdChoices " + name, choice_backend(choice, name, 0, split_runs));
+        // Whole waves only would leave nothing to split: the cases are sized
+        // so that every config has a partial last wave.
+        EXPECT_GT(*split_runs, 0) << name << ": no case split its last wave";
       }
     }
   }
@@ -1559,6 +1571,20 @@ TEST_F(ProdChoices, StreamKTailIsTheSameWithOrWithoutAWorkspaceAndLeavesFlagsZer
       false};
   run_all(cases, "ProdChoices stream-K, flags read back", flags_checked);
   EXPECT_EQ(*bad_flags, 0) << "flag words left non-zero after a call";
+
+  // The same inputs through both: C bit for bit the same.
+  for (const GemmCase& c : cases) {
+    GuardedProblem p(c);
+    p.fill(Values::kNormal);
+    ASSERT_TRUE(IsOk(no_workspace.gemm(p.args())));
+    TCGEMM_CHECK_CUDA(cudaDeviceSynchronize());
+    const HostImage without_workspace = p.download_c();
+    p.reset_c();
+    ASSERT_TRUE(IsOk(flags_checked.gemm(p.args())));
+    TCGEMM_CHECK_CUDA(cudaDeviceSynchronize());
+    EXPECT_TRUE(p.download_c() == without_workspace)
+        << describe_case(c) << ": C differs with and without a workspace";
+  }
 }
 
 // A configuration that runs several CTAs per SM has no in-place reduction,
