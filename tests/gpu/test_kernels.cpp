@@ -419,6 +419,7 @@ TEST_P(KernelRepeatability, RunsAreBitwiseIdentical) {
     EXPECT_TRUE(tcgemm::testing::bitwise_equal(first.get(), p.c.get(), p.c_bytes()))
         << "run " << run << " differs from run 1";
   }
+  EXPECT_EQ(flags_left(p.args), 0) << "workspace flag words left non-zero by run 3";
 }
 
 INSTANTIATE_TEST_SUITE_P(AllKernels, KernelRepeatability,
