@@ -1212,13 +1212,14 @@ std::int64_t split_flags_set(const void* workspace) {
                        tcgemm::prod::kSplitFlagBytes);
 }
 
-// Runs exactly `choice` through launch_choice (not the product: no
-// describe() check of the dispatcher's pick), always with the same
+// Runs exactly `choice` (not the product: no describe() check of the
+// dispatcher's pick) as launch_choice does with a caller's workspace:
+// prepare(), then enqueue() of that prepared launch, always with the same
 // workspace, grown (and zeroed) only when a problem needs more: each run
 // finds the split-K flags the run before it left. After each call every
 // flag word is read back and must be zero again (else the call reports an
 // error and its case fails). A choice of a K split (not of the last wave
-// only) must split: a call whose prepared launch does not is an error too.
+// only) must split: a call whose launch does not is an error too.
 // `sm_count` is GemmArgs::sm_count (0: the whole device); `split_runs`, when
 // given, counts the calls whose launch split K.
 Backend choice_backend(tcgemm::prod::Choice choice, const std::string& name, int sm_count = 0,
@@ -1239,15 +1240,21 @@ Backend choice_backend(tcgemm::prod::Choice choice, const std::string& name, int
                                     " was asked for and the launch did not split K"};
         }
         if (prepared.split && split_runs) ++*split_runs;
-        const std::size_t need = tcgemm::kernels::prod::workspace_choice(with, choice);
+        // The flags and the scratch this launch uses (none: no workspace).
+        const std::size_t need =
+            prepared.scratch_bytes > 0
+                ? tcgemm::prod::kReservedWorkspaceBytes + prepared.scratch_bytes
+                : 0;
         if (need > workspace->bytes()) {
           *workspace = tcgemm::testing::DeviceBuffer();  // free the old one first
           *workspace = attach_workspace(with, need);
         }
-        with.workspace = need > 0 ? workspace->get() : nullptr;
-        with.workspace_bytes = need;
-        const tcgemm::Status s = tcgemm::kernels::prod::launch_choice(with, choice);
-        if (!s.ok() || need < tcgemm::prod::kReservedWorkspaceBytes) return s;
+        const tcgemm::Status s = tcgemm::kernels::prod::enqueue(
+            prepared,
+            tcgemm::kernels::prod::RunOperands{with.a.ptr, with.b.ptr, with.c.ptr, with.alpha,
+                                               with.beta},
+            need > 0 ? workspace->get() : nullptr, with.stream);
+        if (!s.ok() || need == 0) return s;
         const std::int64_t left = split_flags_set(workspace->get());
         if (left < 0) {
           return tcgemm::Status{tcgemm::StatusCode::kCudaError, "reading the flags back failed"};
