@@ -1394,17 +1394,21 @@ TEST_F(ProdChoices, AWorkspaceTheStreamKStepUsedStillReducesInPlace) {
 // over `budget` SMs (GemmArgs::sm_count: W = budget / cluster_m workers):
 // W + ceil(W / 2) units, a whole round and then ceil(W / 2) units split over
 // every worker (each share about half a unit or more: heads with one peer,
-// and with two where W = 5, partial pieces that begin a worker's share), as
+// and with two where W = 5, partial pieces that begin a worker's share), or
+// with `thin_tail` 2W + 1 units, whose one unit left over is too thin a
+// round: the second whole round joins the split range (shares of 1 + 1/W
+// units, some whole units among a worker's pieces, heads with one peer), as
 // units along N,
 // along M, and as batch entries. Ragged M and N, an odd K (repacked
 // operands), alpha and beta, every epilogue (TMA store, the staged
 // column-major store, fp32 from registers, and with `flipped` a flipped
 // choice's row-major output: M and N then trade places so that the kernel
 // sees the same units). K is base_k, base_k + 1, base_k + 192 or 1.5 x base_k.
-std::vector<GemmCase> stream_k_cases(int config, int budget, bool flipped, std::int64_t base_k) {
+std::vector<GemmCase> stream_k_cases(int config, int budget, bool flipped, std::int64_t base_k,
+                                     bool thin_tail = false) {
   const tcgemm::prod::TileConfig& t = tcgemm::prod::kConfigs[config].tile;
   const std::int64_t workers = budget / t.cluster_m;
-  const std::int64_t units = workers + (workers + 1) / 2;
+  const std::int64_t units = thin_tail ? 2 * workers + 1 : workers + (workers + 1) / 2;
   const std::int64_t pair_rows = std::int64_t{t.bm} * t.cluster_m;
   std::vector<GemmCase> cases;
   std::uint64_t seed = 0x5c000000 + static_cast<std::uint64_t>(config) * 64;
@@ -1443,14 +1447,18 @@ std::vector<GemmCase> stream_k_cases(int config, int budget, bool flipped, std::
 // really take a stream-K tail (the prepared launch says so) and pass
 // run_case's checks (exact on integer inputs, guard bands, the flags back at
 // zero for the second run).
-// Returns the most peers a head of the first case's schedule adds.
-int run_stream_k_cases(int config, int budget, bool flipped, std::int64_t base_k) {
+// Returns the most peers a head of the first case's schedule adds; with
+// `thin_tail` (stream_k_cases) each case's split range must also be the
+// widened one, more than a unit per worker.
+int run_stream_k_cases(int config, int budget, bool flipped, std::int64_t base_k,
+                       bool thin_tail = false) {
   const tcgemm::prod::Choice choice{config, 1, /*separate_reduction=*/false,
                                     /*split_tail=*/false, flipped};
   int most_peers = 0;
   const std::string name = std::string(tcgemm::prod::kConfigs[config].name) + " stream-K on " +
-                           std::to_string(budget) + " SMs" + (flipped ? " flipped" : "");
-  const std::vector<GemmCase> cases = stream_k_cases(config, budget, flipped, base_k);
+                           std::to_string(budget) + " SMs" + (flipped ? " flipped" : "") +
+                           (thin_tail ? " thin tail" : "");
+  const std::vector<GemmCase> cases = stream_k_cases(config, budget, flipped, base_k, thin_tail);
   for (const GemmCase& c : cases) {
     const GuardedProblem p(c);
     GemmArgs args = p.args();
@@ -1459,6 +1467,13 @@ int run_stream_k_cases(int config, int budget, bool flipped, std::int64_t base_k
     EXPECT_TRUE(tcgemm::kernels::prod::prepare(args, choice, &prepared).ok()) << name;
     EXPECT_TRUE(prepared.stream_k) << name << ": " << c.m << " x " << c.n << " x " << c.k
                                    << " did not take a stream-K tail";
+    if (thin_tail && prepared.stream_k) {
+      const std::int64_t workers =
+          prepared.launch.ctas / tcgemm::prod::kConfigs[config].tile.cluster_m;
+      EXPECT_GT(prepared.launch.params.sk_iters, workers * prepared.launch.params.k_tiles)
+          << name << ": " << c.m << " x " << c.n << " x " << c.k
+          << " split only its last round, not the widened range";
+    }
     if (&c == &cases.front() && prepared.stream_k) {
       const tcgemm::kernels::prod::Params& q = prepared.launch.params;
       tcgemm::sched::StreamKSchedule sk;
@@ -1492,6 +1507,24 @@ TEST_F(ProdChoices, StreamKTailIsCorrectOnEveryConfig) {
         if (budget == 5 * t.cluster_m) {
           EXPECT_EQ(peers, 2) << tcgemm::prod::kConfigs[config].name << " on " << budget;
         }
+      }
+    }
+  }
+}
+
+// A last round too thin to split alone (one unit over 3 to 5 workers): the
+// round before it joins the split range, on every config of one CTA per SM,
+// in both orientations. Each head adds one partial sum.
+TEST_F(ProdChoices, StreamKWidenedTailIsCorrectOnEveryConfig) {
+  for (int config = 0; config < tcgemm::prod::kConfigCount; ++config) {
+    const tcgemm::prod::TileConfig& t = tcgemm::prod::kConfigs[config].tile;
+    if (t.ctas_per_sm != 1) continue;
+    for (const int workers : {3, 5}) {
+      for (const bool flipped : {false, true}) {
+        const int peers =
+            run_stream_k_cases(config, workers * t.cluster_m, flipped, 8000, /*thin_tail=*/true);
+        EXPECT_EQ(peers, 1) << tcgemm::prod::kConfigs[config].name << " on " << workers
+                            << " workers";
       }
     }
   }

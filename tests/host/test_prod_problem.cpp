@@ -559,8 +559,12 @@ TEST(ProdSelect, SplitOfTheLastWaveRunsWholeWavesWholeAndSplitsTheRest) {
     EXPECT_FALSE(tcgemm::prod::reduces_in_place(p, Choice{config, 5, false, true}));
   }
   // The candidates hold the tail split in three (288 tiles: 2 whole waves of
-  // 132, then 24 tiles x 3 pieces; five would fill the device once), and the
-  // estimate ranks it ahead of the unsplit launch's three waves.
+  // 132, then 24 tiles x 3 pieces; five would fill the device once). The
+  // unsplit launch no longer runs three waves: its thin third round (12
+  // pairs over 66 clusters) and the round before it are spread stream-K, and
+  // the estimate ranks that ahead of the tail split, as measured (3072^3 with
+  // its TMA store, H200: 0.0775 ms against 0.0780 for the tail split and
+  // 0.0901 for three data-parallel rounds; docs/production.md).
   const auto model = h200_model();
   const auto all = tcgemm::prod::candidates(p, model);
   EXPECT_NE(std::find(all.begin(), all.end(), tail), all.end());
@@ -569,8 +573,9 @@ TEST(ProdSelect, SplitOfTheLastWaveRunsWholeWavesWholeAndSplitsTheRest) {
   for (const Choice& c : all) {
     if (c.split_tail) EXPECT_TRUE(tcgemm::prod::reduces_in_place(p, c)) << c.config;
   }
-  EXPECT_LT(tcgemm::prod::estimate_cycles(p, model, tail),
-            tcgemm::prod::estimate_cycles(p, model, Choice{0, 1}));
+  EXPECT_TRUE(tcgemm::prod::uses_stream_k(p, Choice{0, 1}, model));
+  EXPECT_LT(tcgemm::prod::estimate_cycles(p, model, Choice{0, 1}),
+            tcgemm::prod::estimate_cycles(p, model, tail));
   // A problem of whole waves (2816 x 3072: 22 x 12 tiles, two waves) or
   // under one (2048^2: 128 tiles) gets no tail split of 128 x 256 tiles.
   for (const auto& dims : {std::array<std::int64_t, 3>{2816, 3072, 4096},
@@ -590,14 +595,12 @@ TEST(ProdSelect, SplitOfTheLastWaveRunsWholeWavesWholeAndSplitsTheRest) {
   const auto aligned_all = tcgemm::prod::candidates(aligned, model);
   EXPECT_NE(std::find(aligned_all.begin(), aligned_all.end(), tail), aligned_all.end());
   EXPECT_FALSE(tcgemm::prod::select(aligned, model).split_tail);
-  // (With the odd ldc the heuristic's overall pick is prod-128x128 unsplit,
-  // which the estimate ranks ahead of both; the tail split is what it picks
-  // for prod-128x256, below.)
-  // Nor does the split for a named config.
+  // Nor does the split for a named config, and with the odd ldc neither:
+  // the unsplit launch's stream-K range ranks first.
   for (int config = 0; config < tcgemm::prod::kConfigCount; ++config) {
     EXPECT_FALSE(tcgemm::prod::select_split(aligned, model, config).split_tail) << config;
   }
-  EXPECT_TRUE(tcgemm::prod::select_split(p, model, 0).split_tail);
+  EXPECT_EQ(tcgemm::prod::select_split(p, model, 0), (Choice{0, 1}));
 }
 
 // The stream-K tail (problem.h's stream_k_tail) on the H200's 66 clusters of
@@ -634,6 +637,37 @@ TEST(ProdStreamK, SpreadsTheLastRoundWhereItPays) {
   const std::string text = tcgemm::prod::to_string(tcgemm::prod::launch_config(
       tcgemm::prod::canonicalize(problem(8192, 8192, 8192, kRow, kCol, kCol)), {0, 1}, model));
   EXPECT_NE(text.find("stream-K last round"), std::string::npos) << text;
+}
+
+// A last round too thin to split alone: 4096 x 4097 x 4096 in 128 x 256
+// tile pairs is 272 units, on 64 clusters 4 whole rounds and 16 units left
+// (a quarter of a unit per cluster), so the fourth round joins the split
+// range: 80 units over 64 clusters, 1.25 each, every head adding one
+// partial sum. On 66 clusters (8 left) the same.
+TEST(ProdStreamK, WidensAThinLastRound) {
+  const tcgemm::sched::StreamKSchedule s = tcgemm::prod::stream_k_tail(0, 272, 64, 64);
+  EXPECT_EQ(s.workers, 64);
+  EXPECT_EQ(s.dp_units, 192);
+  EXPECT_EQ(s.sk_iters, 80 * 64);
+  int most_peers = 0;
+  for (std::int64_t w = 0; w < s.workers; ++w) {
+    for (std::int64_t j = 0; j < s.sk_items(w); ++j) {
+      const tcgemm::sched::StreamKItem item = s.sk_item(w, j);
+      most_peers = std::max(most_peers, static_cast<int>(item.peers));
+    }
+  }
+  EXPECT_EQ(most_peers, 1);
+  const tcgemm::sched::StreamKSchedule s66 = tcgemm::prod::stream_k_tail(0, 272, 64, 66);
+  EXPECT_EQ(s66.dp_units, 198);
+  EXPECT_EQ(s66.sk_iters, 74 * 64);
+  EXPECT_TRUE(tcgemm::prod::uses_stream_k(
+      tcgemm::prod::canonicalize(problem(4096, 4097, 4096, kRow, kCol, kCol)), {0, 1},
+      h200_model()));
+  // Where even the widened range does not beat the whole rounds (few
+  // k-tiles: the fixup's cost weighs), or there is no whole round to widen
+  // by, the launch stays data-parallel.
+  EXPECT_EQ(tcgemm::prod::stream_k_tail(0, 272, 8, 64).sk_iters, 0);
+  EXPECT_EQ(tcgemm::prod::stream_k_tail(0, 20, 64, 64).sk_iters, 0);
 }
 
 TEST(ProdDescribe, NamesTheConfigTheSwapAndEachOperandsPath) {

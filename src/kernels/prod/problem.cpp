@@ -278,13 +278,26 @@ sched::StreamKSchedule stream_k_tail(int config, std::int64_t units, std::int64_
   const sched::StreamKSchedule sk =
       sched::make_stream_k_schedule(units, k, resident, kStreamKFixupKTiles,
                                     /*overhead_64ths=*/0, kStreamKSplitCost5ths);
-  // Past one whole round, with every cluster's share at least half a unit:
-  // a head then adds at most two partial sums. Smaller problems split K
-  // (Choice::k_splits), summed by each tile's last split.
-  if (sk.sk_iters > 0 && (sk.dp_units == 0 || 2 * sk.sk_iters < sk.workers * k_tiles)) {
-    return sched::data_parallel_schedule(units, k, resident);
-  }
-  return sk;
+  const sched::StreamKSchedule dp = sched::data_parallel_schedule(units, k, resident);
+  if (sk.sk_iters == 0) return sk;
+  // Under one whole round, K splits serve (Choice::k_splits), each tile
+  // summed by its last split.
+  if (sk.dp_units == 0) return dp;
+  // Every cluster's share at least half a unit: a head adds at most two
+  // partial sums.
+  if (2 * sk.sk_iters >= sk.workers * k_tiles) return sk;
+  // A thin last round (4096 x 4097 x 4096 in 128 x 256 pairs: 272 on 64
+  // clusters, 16 left): the last whole round joins the split range, so that
+  // each cluster's share is 1 to 1.5 units and a head adds one partial sum,
+  // where the estimate still beats the data-parallel rounds.
+  sched::StreamKSchedule wide = sk;
+  wide.dp_units -= sk.workers;
+  wide.sk_iters += sk.workers * k_tiles;
+  const std::int64_t dp_load = sched::ceil_div(units, resident) * k_tiles;
+  return sched::stream_k_load(wide, kStreamKFixupKTiles, /*overhead_64ths=*/0,
+                              kStreamKSplitCost5ths) < dp_load
+             ? wide
+             : dp;
 }
 
 bool uses_stream_k(const Problem& problem, Choice choice, const DeviceModel& device) {
@@ -347,7 +360,9 @@ double estimate_cycles(const Problem& problem, const DeviceModel& device, Choice
     const auto k_tiles = static_cast<double>(
         sched::stream_k_load(sk, kStreamKFixupKTiles, /*overhead_64ths=*/0, kStreamKSplitCost5ths));
     compute = k_tiles * flops(t.bk) * t.ctas_per_sm / sm_rate;
-    whole_waves = sk.dp_units / sk.workers + 1;
+    // Tiles stored: the whole rounds, then one per unit's worth of a
+    // cluster's split share (one for a thin tail, two for a widened one).
+    whole_waves = sk.dp_units / sk.workers + sched::ceil_div(sk.sk_iters, sk.workers * sk.k_tiles);
   }
   // Memory: unique operand bytes and C (read too when beta != 0) over DRAM,
   // plus the partial sums written and read back; every unit's tile loads

@@ -213,10 +213,12 @@ std::int64_t split_units_bound(const Problem& problem, Choice choice, std::int64
 // measurements, docs/ladder.md). Nothing for bookkeeping: the whole rounds
 // run the same kernel either way (4096^3, which stays data-parallel, ran
 // 0.1759 ms with and without the tail compiled in, H200).
-// Only past a whole round and where each cluster's share is at least half a
-// unit (a head adds at most two partial sums; under a round, K splits
-// serve). Rows of several CTAs per SM (no registers for the fixup) and
-// launches that split K get the data-parallel schedule (sk_iters == 0).
+// Only past a whole round (under a round, K splits serve). Where each
+// cluster's share of the last round would be under half a unit, the last
+// whole round joins the split range (shares of 1 to 1.5 units), so a head
+// adds at most two partial sums either way. Rows of several CTAs per SM (no
+// registers for the fixup) and launches that split K get the data-parallel
+// schedule (sk_iters == 0).
 inline constexpr std::int64_t kStreamKFixupKTiles = 16;
 inline constexpr std::int64_t kStreamKSplitCost5ths = 6;
 sched::StreamKSchedule stream_k_tail(int config, std::int64_t units, std::int64_t k_tiles,
