@@ -6,6 +6,40 @@
 
 namespace tcgemm::kernels {
 
+namespace {
+
+// Stands in for a kernel that fills an SM in occupancy queries (every thread a
+// block may have, all of the opt-in shared memory); never launched.
+constexpr int kMaxThreadsPerBlock = 1024;
+__global__ void __launch_bounds__(kMaxThreadsPerBlock) whole_sm_stand_in() {}
+
+}  // namespace
+
+Status max_whole_sm_clusters(int cluster_x, int* clusters) {
+  *clusters = 0;
+  int device = 0;
+  int optin = 0;
+  cudaError_t err = cudaGetDevice(&device);
+  if (err == cudaSuccess) {
+    err = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
+  }
+  if (err != cudaSuccess) {
+    cudaGetLastError();
+    return {StatusCode::kCudaError,
+            std::string("cluster occupancy query failed: ") + cudaGetErrorString(err)};
+  }
+  // As the production kernels are set up (allow_dynamic_smem: the opt-in
+  // size and the largest shared-memory carveout), so that the occupancy
+  // calculator sees one CTA per SM.
+  const auto bytes = static_cast<std::size_t>(optin);
+  if (Status s = allow_dynamic_smem(reinterpret_cast<const void*>(&whole_sm_stand_in), bytes,
+                                    "cluster occupancy query");
+      !s.ok()) {
+    return s;
+  }
+  return max_active_clusters(&whole_sm_stand_in, bytes, kMaxThreadsPerBlock, cluster_x, clusters);
+}
+
 Status allow_dynamic_smem(const void* kernel, std::size_t bytes, std::string_view name) {
   int device = 0;
   int optin = 0;

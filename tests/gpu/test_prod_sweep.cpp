@@ -1541,6 +1541,25 @@ TEST_F(ProdChoices, StreamKTailSanitizerSubset) {
   }
 }
 
+// The heuristic's count of resident clusters of two (DeviceModel::pair_clusters,
+// from an occupancy query on a stand-in kernel) is what a production launch
+// gets: a stream-K launch's grid is every resident cluster. 2048 x 3328 x
+// 8192 in prod-128x256 pairs is 8 x 13 = 104 units, one round and a partial
+// second on 64 or 66 clusters.
+TEST_F(ProdChoices, TheDeviceModelCountsTheClustersALaunchGets) {
+  tcgemm::prod::DeviceModel model;
+  ASSERT_TRUE(tcgemm::kernels::prod::device_model(&model).ok());
+  EXPECT_GT(model.pair_clusters, 0);
+  EXPECT_LE(model.pair_clusters, model.sm_count / 2);
+  const GemmCase c =
+      make_case(2048, 3328, 8192, kOrders[0], DType::kBF16, DType::kBF16, 0x5c0c0001);
+  const GuardedProblem p(c);
+  tcgemm::kernels::prod::PreparedLaunch prepared;
+  ASSERT_TRUE(tcgemm::kernels::prod::prepare(p.args(), tcgemm::prod::Choice{0, 1}, &prepared).ok());
+  ASSERT_TRUE(prepared.stream_k);
+  EXPECT_EQ(static_cast<int>(prepared.launch.ctas) / 2, model.pair_clusters);
+}
+
 // Through the public API: gemm takes the stream-K round with or without a
 // workspace (it allocates one when it has none), so the bits do not depend
 // on it; with the caller's workspace every flag is back at zero after each

@@ -670,6 +670,33 @@ TEST(ProdStreamK, WidensAThinLastRound) {
   EXPECT_EQ(tcgemm::prod::stream_k_tail(0, 20, 64, 64).sk_iters, 0);
 }
 
+// The H200 holds 64 clusters of two whole-SM CTAs, not 66 (its GPCs do
+// not all have an even number of SMs). Counted so, 4095 x 4097 x 4093 in
+// prod-128x128 pairs is 528 units: 8 rounds and 16 more, not 8 whole
+// rounds, and prod-128x256 (272 pairs, stream-K over its last 80) is the
+// pick, as measured (0.2330 against 0.2458 ms, H200,
+// docs/production.md).
+TEST(ProdSelect, CountsTheClustersTheDeviceHolds) {
+  tcgemm::prod::DeviceModel model = h200_model();
+  const tcgemm::prod::TileConfig& pairs = tcgemm::prod::kConfigs[0].tile;
+  const tcgemm::prod::TileConfig& single = tcgemm::prod::kConfigs[5].tile;
+  ASSERT_EQ(pairs.cluster_m, 2);
+  ASSERT_EQ(single.cluster_m, 1);
+  EXPECT_EQ(tcgemm::prod::resident_units(model, pairs), 66);  // unknown: SMs / 2
+  model.pair_clusters = 64;
+  EXPECT_EQ(tcgemm::prod::resident_units(model, pairs), 64);
+  EXPECT_EQ(tcgemm::prod::resident_tiles(model, pairs), 128);
+  EXPECT_EQ(tcgemm::prod::resident_units(model, single), 132);
+  // An SM budget below it binds: 10 SMs hold 5 clusters of 2.
+  EXPECT_EQ(tcgemm::prod::resident_units(tcgemm::prod::budgeted(model, 10), pairs), 5);
+  GemmArgs args = problem(4095, 4097, 4093, kRow, kCol, kCol);
+  const auto p = tcgemm::prod::canonicalize(args);
+  EXPECT_TRUE(tcgemm::prod::uses_stream_k(p, {2, 1}, model));
+  EXPECT_LT(tcgemm::prod::estimate_cycles(p, model, {0, 1}),
+            tcgemm::prod::estimate_cycles(p, model, {2, 1}));
+  EXPECT_EQ(tcgemm::prod::select(args, model).config, 0);
+}
+
 TEST(ProdDescribe, NamesTheConfigTheSwapAndEachOperandsPath) {
   GemmArgs args = problem(4095, 4097, 4093, kRow, kRow, kRow);
   const auto p = tcgemm::prod::canonicalize(args);

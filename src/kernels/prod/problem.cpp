@@ -236,6 +236,14 @@ bool fits(const TileConfig& t, const Problem& problem, const DeviceModel& device
 
 }  // namespace
 
+std::int64_t resident_units(const DeviceModel& device, const TileConfig& t) {
+  const std::int64_t sms = std::max(device.sm_count, 1);
+  if (t.cluster_m == 1) return sms * t.ctas_per_sm;
+  const std::int64_t clusters = sms / t.cluster_m;
+  if (t.cluster_m != 2 || device.pair_clusters <= 0) return std::max<std::int64_t>(clusters, 1);
+  return std::max<std::int64_t>(std::min<std::int64_t>(clusters, device.pair_clusters), 1);
+}
+
 DeviceModel budgeted(DeviceModel device, int sm_count) {
   if (budget_binds(sm_count, device.sm_count)) {
     device.sm_count = sm_count;
@@ -315,7 +323,7 @@ bool uses_stream_k(const Problem& problem, Choice choice, const DeviceModel& dev
   const double memory_cycles =
       (bytes.a + bytes.b + bytes.c) / std::max(device.memory_bytes_per_cycle, 1.0);
   if (2.0 * memory_cycles > compute_cycles) return false;
-  const std::int64_t resident = std::int64_t{std::max(device.sm_count, 1)} / t.cluster_m;
+  const std::int64_t resident = resident_units(device, t);
   return stream_k_tail(choice.config, work_units(problem, choice.config),
                        sched::ceil_div(problem.args.k, std::int64_t{t.bk}), resident)
              .sk_iters > 0;
@@ -335,7 +343,7 @@ double estimate_cycles(const Problem& problem, const DeviceModel& device, Choice
   const std::int64_t k_whole = sched::ceil_div(a.k, std::int64_t{t.bk}) * t.bk;
   const std::int64_t k_per_split = k_tiles_per_split(a.k, splits) * t.bk;
   const std::int64_t tiles = padded_tiles(a, t);
-  const std::int64_t slots = std::int64_t{std::max(device.sm_count, 1)} * t.ctas_per_sm;
+  const std::int64_t slots = resident_tiles(device, t);
   // Tiles run over all of K and tiles run in `splits` pieces: a tail split
   // runs the whole waves whole and splits the rest; otherwise all or none
   // are split.
@@ -356,7 +364,7 @@ double estimate_cycles(const Problem& problem, const DeviceModel& device, Choice
     // them (split k-tiles at 6/5, the fixup as kStreamKFixupKTiles).
     const sched::StreamKSchedule sk =
         stream_k_tail(choice.config, work_units(problem, choice.config), k_whole / t.bk,
-                      std::int64_t{std::max(device.sm_count, 1)} / t.cluster_m);
+                      resident_units(device, t));
     const auto k_tiles = static_cast<double>(
         sched::stream_k_load(sk, kStreamKFixupKTiles, /*overhead_64ths=*/0, kStreamKSplitCost5ths));
     compute = k_tiles * flops(t.bk) * t.ctas_per_sm / sm_rate;
@@ -417,7 +425,7 @@ std::vector<Choice> candidates(const Problem& problem, const DeviceModel& device
     // Under an SM budget a row of several CTAs per SM would run one per SM.
     if (device.budget && t.ctas_per_sm > 1) continue;
     const std::int64_t tiles = padded_tiles(a, t);
-    const std::int64_t slots = std::int64_t{std::max(device.sm_count, 1)} * t.ctas_per_sm;
+    const std::int64_t slots = resident_tiles(device, t);
     // More splits than fill every slot twice only add partial sums.
     const int max_splits = batch_invariant ? 1
                                            : static_cast<int>(std::clamp<std::int64_t>(

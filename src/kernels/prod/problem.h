@@ -123,6 +123,10 @@ struct DeviceModel {
   int sm_count = 0;
   std::size_t smem_per_block = 0;     // opt-in dynamic shared memory per block, bytes
   double memory_bytes_per_cycle = 0;  // DRAM bandwidth of the whole device per SM clock
+  // Clusters of two CTAs, one per SM, resident at once: fewer than
+  // sm_count / 2 where a GPC has an odd number of SMs (64 on the H200's
+  // 132). 0: unknown, taken as sm_count / 2.
+  int pair_clusters = 0;
   // An SM budget binds (GemmArgs::sm_count below the device's SM count):
   // kernels run one CTA per SM, so that their CTAs stay on sm_count SMs (the
   // block scheduler spreads a grid over every SM before it stacks CTAs),
@@ -134,6 +138,14 @@ struct DeviceModel {
 // SMs: 0 < sm_count < device_sms (0, or at least the device's, is none).
 constexpr bool budget_binds(int sm_count, int device_sms) {
   return sm_count > 0 && sm_count < device_sms;
+}
+
+// The work units of config `t` resident at once on `device`: its clusters
+// (CTAs without one) that run at the same time, which is what a persistent
+// launch's round holds; and the tiles of C those units hold.
+std::int64_t resident_units(const DeviceModel& device, const TileConfig& t);
+inline std::int64_t resident_tiles(const DeviceModel& device, const TileConfig& t) {
+  return resident_units(device, t) * t.cluster_m;
 }
 
 // The device as a call with GemmArgs::sm_count = `sm_count` may use it:
