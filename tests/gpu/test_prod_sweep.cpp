@@ -1395,20 +1395,22 @@ TEST_F(ProdChoices, AWorkspaceTheStreamKStepUsedStillReducesInPlace) {
 // W + ceil(W / 2) units, a whole round and then ceil(W / 2) units split over
 // every worker (each share about half a unit or more: heads with one peer,
 // and with two where W = 5, partial pieces that begin a worker's share), or
-// with `thin_tail` 2W + 1 units, whose one unit left over is too thin a
-// round: the second whole round joins the split range (shares of 1 + 1/W
-// units, some whole units among a worker's pieces, heads with one peer), as
-// units along N,
+// with `thin_extra` > 0 2W + thin_extra units, whose units left over are
+// too thin a round: the second whole round joins the split range (shares of
+// 1 + thin_extra / W units, whole units among a worker's pieces, heads with
+// one peer; with W = 5 and 2 left over a worker holds three pieces: the end
+// of one unit, a whole one, the head of the next), as units along N,
 // along M, and as batch entries. Ragged M and N, an odd K (repacked
 // operands), alpha and beta, every epilogue (TMA store, the staged
 // column-major store, fp32 from registers, and with `flipped` a flipped
 // choice's row-major output: M and N then trade places so that the kernel
 // sees the same units). K is base_k, base_k + 1, base_k + 192 or 1.5 x base_k.
 std::vector<GemmCase> stream_k_cases(int config, int budget, bool flipped, std::int64_t base_k,
-                                     bool thin_tail = false) {
+                                     std::int64_t thin_extra = 0) {
   const tcgemm::prod::TileConfig& t = tcgemm::prod::kConfigs[config].tile;
   const std::int64_t workers = budget / t.cluster_m;
-  const std::int64_t units = thin_tail ? 2 * workers + 1 : workers + (workers + 1) / 2;
+  const std::int64_t units =
+      thin_extra > 0 ? 2 * workers + thin_extra : workers + (workers + 1) / 2;
   const std::int64_t pair_rows = std::int64_t{t.bm} * t.cluster_m;
   std::vector<GemmCase> cases;
   std::uint64_t seed = 0x5c000000 + static_cast<std::uint64_t>(config) * 64;
@@ -1447,18 +1449,23 @@ std::vector<GemmCase> stream_k_cases(int config, int budget, bool flipped, std::
 // really take a stream-K tail (the prepared launch says so) and pass
 // run_case's checks (exact on integer inputs, guard bands, the flags back at
 // zero for the second run).
-// Returns the most peers a head of the first case's schedule adds; with
-// `thin_tail` (stream_k_cases) each case's split range must also be the
-// widened one, more than a unit per worker.
-int run_stream_k_cases(int config, int budget, bool flipped, std::int64_t base_k,
-                       bool thin_tail = false) {
+// Returns the most peers a head of the first case's schedule adds and the
+// most stream-K pieces one worker holds; with `thin_extra` (stream_k_cases)
+// each case's split range must also be the widened one, more than a unit
+// per worker.
+struct StreamKShape {
+  int most_peers = 0;
+  int most_pieces = 0;
+};
+StreamKShape run_stream_k_cases(int config, int budget, bool flipped, std::int64_t base_k,
+                                std::int64_t thin_extra = 0) {
   const tcgemm::prod::Choice choice{config, 1, /*separate_reduction=*/false,
                                     /*split_tail=*/false, flipped};
-  int most_peers = 0;
+  StreamKShape shape;
   const std::string name = std::string(tcgemm::prod::kConfigs[config].name) + " stream-K on " +
                            std::to_string(budget) + " SMs" + (flipped ? " flipped" : "") +
-                           (thin_tail ? " thin tail" : "");
-  const std::vector<GemmCase> cases = stream_k_cases(config, budget, flipped, base_k, thin_tail);
+                           (thin_extra > 0 ? " thin tail of " + std::to_string(thin_extra) : "");
+  const std::vector<GemmCase> cases = stream_k_cases(config, budget, flipped, base_k, thin_extra);
   for (const GemmCase& c : cases) {
     const GuardedProblem p(c);
     GemmArgs args = p.args();
@@ -1467,7 +1474,7 @@ int run_stream_k_cases(int config, int budget, bool flipped, std::int64_t base_k
     EXPECT_TRUE(tcgemm::kernels::prod::prepare(args, choice, &prepared).ok()) << name;
     EXPECT_TRUE(prepared.stream_k) << name << ": " << c.m << " x " << c.n << " x " << c.k
                                    << " did not take a stream-K tail";
-    if (thin_tail && prepared.stream_k) {
+    if (thin_extra > 0 && prepared.stream_k) {
       const std::int64_t workers =
           prepared.launch.ctas / tcgemm::prod::kConfigs[config].tile.cluster_m;
       EXPECT_GT(prepared.launch.params.sk_iters, workers * prepared.launch.params.k_tiles)
@@ -1482,15 +1489,16 @@ int run_stream_k_cases(int config, int budget, bool flipped, std::int64_t base_k
       sk.sk_iters = q.sk_iters;
       sk.k_tiles = q.k_tiles;
       for (std::int64_t w = 0; w < sk.workers; ++w) {
+        shape.most_pieces = std::max(shape.most_pieces, static_cast<int>(sk.sk_items(w)));
         for (std::int64_t j = 0; j < sk.sk_items(w); ++j) {
-          most_peers = std::max(most_peers, static_cast<int>(sk.sk_item(w, j).peers));
+          shape.most_peers = std::max(shape.most_peers, static_cast<int>(sk.sk_item(w, j).peers));
         }
       }
     }
   }
   // On the budget (choice_backend sets GemmArgs::sm_count on every call).
   run_all(cases, "ProdChoices " + name, choice_backend(choice, name, budget));
-  return most_peers;
+  return shape;
 }
 
 // Every config that runs one CTA per SM, unsplit, on budgets of 4 SMs (2
@@ -1503,7 +1511,7 @@ TEST_F(ProdChoices, StreamKTailIsCorrectOnEveryConfig) {
     if (t.ctas_per_sm != 1) continue;
     for (const int budget : {4, 6, 5 * t.cluster_m}) {
       for (const bool flipped : {false, true}) {
-        const int peers = run_stream_k_cases(config, budget, flipped, 8000);
+        const int peers = run_stream_k_cases(config, budget, flipped, 8000).most_peers;
         if (budget == 5 * t.cluster_m) {
           EXPECT_EQ(peers, 2) << tcgemm::prod::kConfigs[config].name << " on " << budget;
         }
@@ -1512,19 +1520,28 @@ TEST_F(ProdChoices, StreamKTailIsCorrectOnEveryConfig) {
   }
 }
 
-// A last round too thin to split alone (one unit over 3 to 5 workers): the
-// round before it joins the split range, on every config of one CTA per SM,
-// in both orientations. Each head adds one partial sum.
+// A last round too thin to split alone (1 unit over 3 or 5 workers, 2 over
+// 5): the round before it joins the split range, on every config of one CTA
+// per SM, in both orientations. Each head adds one partial sum; with 2 over
+// 5 a worker holds three pieces (the end of a unit, a whole one, a head).
 TEST_F(ProdChoices, StreamKWidenedTailIsCorrectOnEveryConfig) {
+  struct Thin {
+    int workers;
+    int extra;
+    int most_pieces;
+  };
   for (int config = 0; config < tcgemm::prod::kConfigCount; ++config) {
     const tcgemm::prod::TileConfig& t = tcgemm::prod::kConfigs[config].tile;
     if (t.ctas_per_sm != 1) continue;
-    for (const int workers : {3, 5}) {
+    for (const Thin thin : {Thin{3, 1, 2}, Thin{5, 1, 2}, Thin{5, 2, 3}}) {
       for (const bool flipped : {false, true}) {
-        const int peers =
-            run_stream_k_cases(config, workers * t.cluster_m, flipped, 8000, /*thin_tail=*/true);
-        EXPECT_EQ(peers, 1) << tcgemm::prod::kConfigs[config].name << " on " << workers
-                            << " workers";
+        const StreamKShape shape =
+            run_stream_k_cases(config, thin.workers * t.cluster_m, flipped, 8000, thin.extra);
+        const std::string where = std::string(tcgemm::prod::kConfigs[config].name) + ", " +
+                                  std::to_string(thin.extra) + " over " +
+                                  std::to_string(thin.workers) + " workers";
+        EXPECT_EQ(shape.most_peers, 1) << where;
+        EXPECT_EQ(shape.most_pieces, thin.most_pieces) << where;
       }
     }
   }

@@ -663,9 +663,12 @@ TEST(ProdStreamK, WidensAThinLastRound) {
   EXPECT_TRUE(tcgemm::prod::uses_stream_k(
       tcgemm::prod::canonicalize(problem(4096, 4097, 4096, kRow, kCol, kCol)), {0, 1},
       h200_model()));
-  // Where even the widened range does not beat the whole rounds (few
-  // k-tiles: the fixup's cost weighs), or there is no whole round to widen
-  // by, the launch stays data-parallel.
+  // Where the widened range does not beat the whole rounds though the thin
+  // tail alone would (30 k-tiles: the tail alone 4 x 30 + 8 x 6/5 + 16 =
+  // 145 against 5 x 30 = 150 for the rounds, widened 3 x 30 + 38 x 6/5 + 16
+  // = 151), or the tail alone does not either (8 k-tiles), or there is no
+  // whole round to widen by, the launch stays data-parallel.
+  EXPECT_EQ(tcgemm::prod::stream_k_tail(0, 272, 30, 64).sk_iters, 0);
   EXPECT_EQ(tcgemm::prod::stream_k_tail(0, 272, 8, 64).sk_iters, 0);
   EXPECT_EQ(tcgemm::prod::stream_k_tail(0, 20, 64, 64).sk_iters, 0);
 }
@@ -689,11 +692,26 @@ TEST(ProdSelect, CountsTheClustersTheDeviceHolds) {
   EXPECT_EQ(tcgemm::prod::resident_units(model, single), 132);
   // An SM budget below it binds: 10 SMs hold 5 clusters of 2.
   EXPECT_EQ(tcgemm::prod::resident_units(tcgemm::prod::budgeted(model, 10), pairs), 5);
+  // Whole rounds are counted in the clusters held: 130 pairs of
+  // prod-128x256 (2560 x 3328, K = 1024: too few k-tiles for stream-K) take
+  // 2 rounds on 66 clusters, 3 on 64.
+  const auto rounds = tcgemm::prod::canonicalize(problem(2560, 3328, 1024, kRow, kCol, kCol));
+  tcgemm::prod::DeviceModel model66 = model;
+  model66.pair_clusters = 0;
+  ASSERT_FALSE(tcgemm::prod::uses_stream_k(rounds, {0, 1}, model));
+  EXPECT_GT(tcgemm::prod::estimate_cycles(rounds, model, {0, 1}),
+            1.3 * tcgemm::prod::estimate_cycles(rounds, model66, {0, 1}));
+  // With the H200's DRAM rate (about 2483 bytes per SM clock) the pick
+  // turns on the count: prod-128x128 on 66 clusters, prod-128x256 on 64.
+  model.memory_bytes_per_cycle = 2483.0;
+  model66.memory_bytes_per_cycle = 2483.0;
   GemmArgs args = problem(4095, 4097, 4093, kRow, kCol, kCol);
   const auto p = tcgemm::prod::canonicalize(args);
+  EXPECT_FALSE(tcgemm::prod::uses_stream_k(p, {2, 1}, model66));  // 528 = 8 x 66
   EXPECT_TRUE(tcgemm::prod::uses_stream_k(p, {2, 1}, model));
   EXPECT_LT(tcgemm::prod::estimate_cycles(p, model, {0, 1}),
             tcgemm::prod::estimate_cycles(p, model, {2, 1}));
+  EXPECT_EQ(tcgemm::prod::select(args, model66).config, 2);
   EXPECT_EQ(tcgemm::prod::select(args, model).config, 0);
 }
 

@@ -216,6 +216,7 @@ int tune_main(int argc, char** argv) {
   bool rescore = false;
   int model_sms = 0;
   double model_bytes_per_cycle = 0.0;
+  int model_pair_clusters = 0;
   app.add_flag("--rescore", rescore,
                "with --report: the heuristic column is this build's choice (what the dispatcher "
                "runs without the table), timed from the file's candidates; the device model "
@@ -226,6 +227,10 @@ int tune_main(int argc, char** argv) {
                  "--rescore without a GPU: DRAM bytes per SM clock (H200: about 2483)")
       ->transform(bench::finite_float())
       ->check(CLI::PositiveNumber);
+  app.add_option("--model-pair-clusters", model_pair_clusters,
+                 "--rescore without a GPU: clusters of two whole-SM CTAs the device holds at "
+                 "once (H200: 64; default: SMs / 2)")
+      ->transform(bench::integer_in(1, 100000));
   app.add_option("--warmup", method.warmup, "launches of each candidate before timing")
       ->transform(bench::integer_in(1, 1000))
       ->capture_default_str();
@@ -308,6 +313,7 @@ int tune_main(int argc, char** argv) {
         model.sm_count = model_sms;
         model.smem_per_block = kOptInSmemPerBlock;
         model.memory_bytes_per_cycle = model_bytes_per_cycle;
+        model.pair_clusters = model_pair_clusters;
       } else {
         std::fprintf(stderr,
                      "tcgemm-tune: --rescore without a GPU needs --model-sms and "
@@ -321,9 +327,10 @@ int tune_main(int argc, char** argv) {
                      model.sm_count, table->header.sm_count);
       }
       std::printf(
-          "heuristic rescored: this build's choices (%d SMs, %.0f DRAM bytes per cycle), "
-          "timed from the file's candidates\n",
-          model.sm_count, model.memory_bytes_per_cycle);
+          "heuristic rescored: this build's choices (%d SMs, %.0f DRAM bytes per cycle, %d "
+          "clusters of two), timed from the file's candidates\n",
+          model.sm_count, model.memory_bytes_per_cycle,
+          model.pair_clusters > 0 ? model.pair_clusters : model.sm_count / 2);
       for (TunedShape& shape : report) {
         if (const std::optional<Measured> choice = dispatcher_choice(shape.key, model)) {
           shape = with_heuristic(shape, *choice);

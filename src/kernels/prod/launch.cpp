@@ -180,8 +180,12 @@ Status query_device_model(int device, tcgemm::prod::DeviceModel* model) {
   }
   model->sm_count = sms;
   model->smem_per_block = static_cast<std::size_t>(smem);
-  // Where the query fails (no cluster support), 0: taken as sms / 2.
-  if (!max_whole_sm_clusters(2, &model->pair_clusters).ok()) model->pair_clusters = 0;
+  // Where the query fails (no cluster support), 0: taken as sms / 2, and no
+  // error left pending for the caller.
+  if (!max_whole_sm_clusters(2, &model->pair_clusters).ok()) {
+    cudaGetLastError();
+    model->pair_clusters = 0;
+  }
   // Double data rate: two transfers of bus_bits per memory clock.
   model->memory_bytes_per_cycle = sm_khz > 0 ? 2.0 * memory_khz * (bus_bits / 8.0) / sm_khz : 0.0;
   return Status::success();

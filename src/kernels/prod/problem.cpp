@@ -237,10 +237,11 @@ bool fits(const TileConfig& t, const Problem& problem, const DeviceModel& device
 }  // namespace
 
 std::int64_t resident_units(const DeviceModel& device, const TileConfig& t) {
-  const std::int64_t sms = std::max(device.sm_count, 1);
-  if (t.cluster_m == 1) return sms * t.ctas_per_sm;
-  const std::int64_t clusters = sms / t.cluster_m;
-  if (t.cluster_m != 2 || device.pair_clusters <= 0) return std::max<std::int64_t>(clusters, 1);
+  const std::int64_t ctas = std::int64_t{std::max(device.sm_count, 1)} * t.ctas_per_sm;
+  if (t.cluster_m == 1) return ctas;
+  const std::int64_t clusters = std::max<std::int64_t>(ctas / t.cluster_m, 1);
+  // pair_clusters counts clusters of two CTAs that each take a whole SM.
+  if (t.cluster_m != 2 || t.ctas_per_sm != 1 || device.pair_clusters <= 0) return clusters;
   return std::max<std::int64_t>(std::min<std::int64_t>(clusters, device.pair_clusters), 1);
 }
 
