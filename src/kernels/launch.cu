@@ -15,29 +15,18 @@ __global__ void __launch_bounds__(kMaxThreadsPerBlock) whole_sm_stand_in() {}
 
 }  // namespace
 
-Status max_whole_sm_clusters(int cluster_x, int* clusters) {
+Status max_whole_sm_clusters(int cluster_x, std::size_t smem_optin, int* clusters) {
   *clusters = 0;
-  int device = 0;
-  int optin = 0;
-  cudaError_t err = cudaGetDevice(&device);
-  if (err == cudaSuccess) {
-    err = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
-  }
-  if (err != cudaSuccess) {
-    cudaGetLastError();
-    return {StatusCode::kCudaError,
-            std::string("cluster occupancy query failed: ") + cudaGetErrorString(err)};
-  }
-  // As the production kernels are set up (allow_dynamic_smem: the opt-in
-  // size and the largest shared-memory carveout), so that the occupancy
-  // calculator sees one CTA per SM.
-  const auto bytes = static_cast<std::size_t>(optin);
-  if (Status s = allow_dynamic_smem(reinterpret_cast<const void*>(&whole_sm_stand_in), bytes,
+  // Set up as the production kernels are (the opt-in size and the largest
+  // shared-memory carveout), so that the occupancy calculator sees one CTA
+  // per SM.
+  if (Status s = allow_dynamic_smem(reinterpret_cast<const void*>(&whole_sm_stand_in), smem_optin,
                                     "cluster occupancy query");
       !s.ok()) {
     return s;
   }
-  return max_active_clusters(&whole_sm_stand_in, bytes, kMaxThreadsPerBlock, cluster_x, clusters);
+  return max_active_clusters(&whole_sm_stand_in, smem_optin, kMaxThreadsPerBlock, cluster_x,
+                             clusters);
 }
 
 Status allow_dynamic_smem(const void* kernel, std::size_t bytes, std::string_view name) {

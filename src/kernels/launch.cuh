@@ -57,9 +57,10 @@ Status max_active_clusters(Kernel kernel, std::size_t smem_bytes, int threads, i
 
 // The clusters of `cluster_x` CTAs the current device holds at once when
 // each CTA takes a whole SM (max_active_clusters of a stand-in kernel that
-// asks for the SM's opt-in shared memory): the production family's
-// clustered rows run one CTA per SM. 64 clusters of 2 on the H200's 132 SMs.
-Status max_whole_sm_clusters(int cluster_x, int* clusters);
+// asks for `smem_optin`, the device's opt-in shared memory per block): the
+// production family's clustered rows run one CTA per SM. 64 clusters of 2
+// on the H200's 132 SMs.
+Status max_whole_sm_clusters(int cluster_x, std::size_t smem_optin, int* clusters);
 
 // Lets `kernel` take `bytes` of dynamic shared memory (above the 48 KiB a
 // launch gets without opting in) and asks for the largest shared-memory

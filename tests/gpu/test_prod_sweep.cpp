@@ -1474,20 +1474,20 @@ StreamKShape run_stream_k_cases(int config, int budget, bool flipped, std::int64
     EXPECT_TRUE(tcgemm::kernels::prod::prepare(args, choice, &prepared).ok()) << name;
     EXPECT_TRUE(prepared.stream_k) << name << ": " << c.m << " x " << c.n << " x " << c.k
                                    << " did not take a stream-K tail";
-    if (thin_extra > 0 && prepared.stream_k) {
-      const std::int64_t workers =
-          prepared.launch.ctas / tcgemm::prod::kConfigs[config].tile.cluster_m;
-      EXPECT_GT(prepared.launch.params.sk_iters, workers * prepared.launch.params.k_tiles)
+    if (!prepared.stream_k) continue;
+    // The schedule the launch runs.
+    const tcgemm::kernels::prod::Params& q = prepared.launch.params;
+    tcgemm::sched::StreamKSchedule sk;
+    sk.workers = prepared.launch.ctas / tcgemm::prod::kConfigs[config].tile.cluster_m;
+    sk.dp_units = q.sk_dp_units;
+    sk.sk_iters = q.sk_iters;
+    sk.k_tiles = q.k_tiles;
+    if (thin_extra > 0) {
+      EXPECT_GT(sk.sk_iters, sk.workers * sk.k_tiles)
           << name << ": " << c.m << " x " << c.n << " x " << c.k
           << " split only its last round, not the widened range";
     }
-    if (&c == &cases.front() && prepared.stream_k) {
-      const tcgemm::kernels::prod::Params& q = prepared.launch.params;
-      tcgemm::sched::StreamKSchedule sk;
-      sk.workers = prepared.launch.ctas / tcgemm::prod::kConfigs[config].tile.cluster_m;
-      sk.dp_units = q.sk_dp_units;
-      sk.sk_iters = q.sk_iters;
-      sk.k_tiles = q.k_tiles;
+    if (&c == &cases.front()) {
       for (std::int64_t w = 0; w < sk.workers; ++w) {
         shape.most_pieces = std::max(shape.most_pieces, static_cast<int>(sk.sk_items(w)));
         for (std::int64_t j = 0; j < sk.sk_items(w); ++j) {

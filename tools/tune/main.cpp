@@ -330,7 +330,8 @@ int tune_main(int argc, char** argv) {
           "heuristic rescored: this build's choices (%d SMs, %.0f DRAM bytes per cycle, %d "
           "clusters of two), timed from the file's candidates\n",
           model.sm_count, model.memory_bytes_per_cycle,
-          model.pair_clusters > 0 ? model.pair_clusters : model.sm_count / 2);
+          // (prod-128x256's clusters of two)
+          static_cast<int>(prod::resident_units(model, prod::kConfigs[0].tile)));
       for (TunedShape& shape : report) {
         if (const std::optional<Measured> choice = dispatcher_choice(shape.key, model)) {
           shape = with_heuristic(shape, *choice);

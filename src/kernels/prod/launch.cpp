@@ -182,7 +182,7 @@ Status query_device_model(int device, tcgemm::prod::DeviceModel* model) {
   model->smem_per_block = static_cast<std::size_t>(smem);
   // Where the query fails (no cluster support), 0: taken as sms / 2, and no
   // error left pending for the caller.
-  if (!max_whole_sm_clusters(2, &model->pair_clusters).ok()) {
+  if (!max_whole_sm_clusters(2, model->smem_per_block, &model->pair_clusters).ok()) {
     cudaGetLastError();
     model->pair_clusters = 0;
   }
