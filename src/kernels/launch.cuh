@@ -58,8 +58,9 @@ Status max_active_clusters(Kernel kernel, std::size_t smem_bytes, int threads, i
 // The clusters of `cluster_x` CTAs the current device holds at once when
 // each CTA takes a whole SM (max_active_clusters of a stand-in kernel that
 // asks for `smem_optin`, the device's opt-in shared memory per block): the
-// production family's clustered rows run one CTA per SM. 64 clusters of 2
-// on the H200's 132 SMs.
+// production family's clustered rows run one CTA per SM. 66 clusters of 2
+// on the H200's 132 SMs, but 30 of 4 (a direct launch agrees:
+// bench/results/h200/2026-12-03-resident-clusters.txt).
 Status max_whole_sm_clusters(int cluster_x, std::size_t smem_optin, int* clusters);
 
 // Lets `kernel` take `bytes` of dynamic shared memory (above the 48 KiB a

@@ -229,7 +229,7 @@ int tune_main(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   app.add_option("--model-pair-clusters", model_pair_clusters,
                  "--rescore without a GPU: clusters of two whole-SM CTAs the device holds at "
-                 "once (H200: 64; default: SMs / 2)")
+                 "once (default: SMs / 2, which the H200's 66 are)")
       ->transform(bench::integer_in(1, 100000));
   app.add_option("--warmup", method.warmup, "launches of each candidate before timing")
       ->transform(bench::integer_in(1, 1000))

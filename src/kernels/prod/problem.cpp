@@ -295,8 +295,8 @@ sched::StreamKSchedule stream_k_tail(int config, std::int64_t units, std::int64_
   // Every cluster's share at least half a unit: a head adds at most two
   // partial sums.
   if (2 * sk.sk_iters >= sk.workers * k_tiles) return sk;
-  // A thin last round (4096 x 4097 x 4096 in 128 x 256 pairs: 272 on 64
-  // clusters, 16 left): the last whole round joins the split range, so that
+  // A thin last round (4096 x 4097 x 4096 in 128 x 256 pairs: 272 on 66
+  // clusters, 8 left): the last whole round joins the split range, so that
   // each cluster's share is 1 to 1.5 units and a head adds one partial sum,
   // where the estimate still beats the data-parallel rounds.
   sched::StreamKSchedule wide = sk;

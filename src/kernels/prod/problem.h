@@ -123,9 +123,10 @@ struct DeviceModel {
   int sm_count = 0;
   std::size_t smem_per_block = 0;     // opt-in dynamic shared memory per block, bytes
   double memory_bytes_per_cycle = 0;  // DRAM bandwidth of the whole device per SM clock
-  // Clusters of two CTAs, one per SM, resident at once: fewer than
-  // sm_count / 2 where a GPC has an odd number of SMs (64 on the H200's
-  // 132). 0: unknown, taken as sm_count / 2.
+  // Clusters of two CTAs, one per SM, resident at once: at most
+  // sm_count / 2, fewer where the GPCs leave SMs out of whole clusters (all
+  // 66 on the H200's 132 SMs; of clusters of 4 it holds 30, not 33). 0:
+  // unknown, taken as sm_count / 2.
   int pair_clusters = 0;
   // An SM budget binds (GemmArgs::sm_count below the device's SM count):
   // kernels run one CTA per SM, so that their CTAs stay on sm_count SMs (the
