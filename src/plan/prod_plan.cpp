@@ -13,14 +13,14 @@ ProdPlan plan_prod(const DeviceSpec& spec, const tcgemm::prod::TileConfig& tile,
   p.ctas_by_threads = spec.max_threads_per_sm / std::max(p.threads, 1);
   // The register file split evenly over the resident threads, in the
   // allocation granule of 8 per thread, capped per thread. With two
-  // consumers the kernel moves registers from the producer warpgroup
-  // (setmaxnreg): 40 for it leaves the rest to the consumers.
+  // or three consumers the kernel moves registers from the producer
+  // warpgroup (setmaxnreg): 40 for it leaves the rest to the consumers.
   const int resident_threads = p.threads * tile.ctas_per_sm;
   const int even = std::min(spec.regs_per_sm / std::max(resident_threads, 1) / 8 * 8,
                             spec.max_regs_per_thread / 8 * 8);
   constexpr int kProducerRegs = 40;
   p.regs_available =
-      tile.consumers == 2
+      tile.consumers >= 2
           ? std::min((even * p.threads - kProducerRegs * tcgemm::prod::kWarpgroupThreads) /
                          (tile.consumers * tcgemm::prod::kWarpgroupThreads) / 8 * 8,
                      spec.max_regs_per_thread / 8 * 8)

@@ -73,6 +73,23 @@ TEST(ProdConfig, CheckRefusesShapesTheKernelCannotRun) {
   t = tcgemm::prod::kConfigs[1].tile;
   t.deferred_store = true;  // one consumer has no second warpgroup to hide it under
   EXPECT_NE(tcgemm::prod::check(t), "");
+  // Up to three consumer warpgroups of 64 rows (prod-128x192 given a
+  // third); not four, nor three sharing an SM (setmaxnreg budgets the
+  // whole register file).
+  t = tcgemm::prod::kConfigs[5].tile;
+  ASSERT_EQ(t.bn, 192);
+  t.bm = 192;
+  t.consumers = 3;
+  t.stages = 4;
+  t.deferred_store = false;
+  EXPECT_EQ(tcgemm::prod::check(t), "");
+  t.ctas_per_sm = 2;
+  EXPECT_NE(tcgemm::prod::check(t), "");
+  t.bm = 256;
+  t.bn = 128;
+  t.consumers = 4;
+  t.ctas_per_sm = 1;
+  EXPECT_NE(tcgemm::prod::check(t), "");
 }
 
 TEST(ProdPlan, EveryTableRowFitsTheH100AndH200AtItsCtasPerSm) {
@@ -90,6 +107,15 @@ TEST(ProdPlan, EveryTableRowFitsTheH100AndH200AtItsCtasPerSm) {
   const auto big = tcgemm::plan::plan_prod(tcgemm::plan::h200(), tcgemm::prod::kConfigs[0].tile, 2);
   EXPECT_EQ(big.regs_available, 232);
   EXPECT_EQ(big.consumer_regs_needed, 232);
+  // Three consumers: 128 x 40 + 384 x 152 within 512 threads' 128 each;
+  // 64 x 192 accumulators (96 a thread) and the overhead fit in 152.
+  const auto row = std::find_if(tcgemm::prod::kConfigs.begin(), tcgemm::prod::kConfigs.end(),
+                                [](const auto& e) { return e.name == "prod-192x192"; });
+  ASSERT_NE(row, tcgemm::prod::kConfigs.end());
+  ASSERT_EQ(row->tile.consumers, 3);
+  const auto three = tcgemm::plan::plan_prod(tcgemm::plan::h200(), row->tile, 2);
+  EXPECT_EQ(three.regs_available, 152);
+  EXPECT_EQ(three.consumer_regs_needed, 136);
 }
 
 TEST(ProdPlan, RefusesConfigsPastTheSharedMemoryOrRegisterBudget) {
@@ -571,7 +597,9 @@ TEST(ProdSelect, SplitOfTheLastWaveRunsWholeWavesWholeAndSplitsTheRest) {
   EXPECT_EQ(std::find(all.begin(), all.end(), five), all.end());
   // Every tail split offered reduces in place, as a tail split must.
   for (const Choice& c : all) {
-    if (c.split_tail) EXPECT_TRUE(tcgemm::prod::reduces_in_place(p, c)) << c.config;
+    if (c.split_tail) {
+      EXPECT_TRUE(tcgemm::prod::reduces_in_place(p, c)) << c.config;
+    }
   }
   EXPECT_TRUE(tcgemm::prod::uses_stream_k(p, Choice{0, 1}, model));
   EXPECT_LT(tcgemm::prod::estimate_cycles(p, model, Choice{0, 1}),
@@ -663,8 +691,8 @@ TEST(ProdStreamK, WidensAThinLastRound) {
   EXPECT_TRUE(tcgemm::prod::uses_stream_k(
       tcgemm::prod::canonicalize(problem(4096, 4097, 4096, kRow, kCol, kCol)), {0, 1},
       h200_model()));
-  // Where the widened range does not beat the whole rounds though the thin
-  // tail alone would (30 k-tiles: the tail alone 4 x 30 + 8 x 6/5 + 16 =
+  // On 64 clusters: where the widened range does not beat the whole rounds
+  // though the thin tail alone would (30 k-tiles: the tail alone 4 x 30 + 8 x 6/5 + 16 =
   // 145 against 5 x 30 = 150 for the rounds, widened 3 x 30 + 38 x 6/5 + 16
   // = 151), or the tail alone does not either (8 k-tiles), or there is no
   // whole round to widen by, the launch stays data-parallel.
@@ -704,9 +732,9 @@ TEST(ProdSelect, CountsTheClustersTheDeviceHolds) {
 // 4095 x 4097 x 4093 on the H200 (66 clusters, about 2483 DRAM bytes per SM
 // clock): prod-128x128's 528 pairs are exactly 8 rounds, prod-128x256's
 // 272 are 4 rounds and 8 units, spread with the round before them. The
-// 128 x 128 row runs at 84% of the 128 x 256 row's rate in whole rounds
-// (4096^3: 0.1857 against 0.1564 ms), and the widened range measured ahead
-// (0.2328 against 0.2452 ms, repacks included; H200,
+// 128 x 128 row ran at 84% of the 128 x 256 row's rate on 4096^3 (0.1857
+// against 0.1564 ms, both last rounds 97% full), and the widened range
+// measured ahead (0.2328 against 0.2452 ms, repacks included; H200,
 // bench/results/h200/2026-12-03-rounds-probe.txt): so is it ranked.
 TEST(ProdSelect, RanksTheWidenedRangeAheadOfExactRoundsOfSmallerTiles) {
   tcgemm::prod::DeviceModel model = h200_model();

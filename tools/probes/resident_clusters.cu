@@ -13,6 +13,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <vector>
@@ -80,10 +81,18 @@ int main() {
       config.dynamicSmemBytes = static_cast<std::size_t>(optin);
       config.attrs = &attr;
       config.numAttrs = 1;
+      // A size the device cannot run (or a failed query) is reported on
+      // its row; the sweep goes on.
       int queried = 0;
-      CHECK_CUDA(cudaOccupancyMaxActiveClusters(&queried, hold_sm, &config));
-      CHECK_CUDA(cudaLaunchKernelEx(&config, hold_sm, start_ns));
-      CHECK_CUDA(cudaDeviceSynchronize());
+      cudaError_t err = cudaOccupancyMaxActiveClusters(&queried, hold_sm, &config);
+      if (err == cudaSuccess) err = cudaLaunchKernelEx(&config, hold_sm, start_ns);
+      if (err == cudaSuccess) err = cudaDeviceSynchronize();
+      if (err != cudaSuccess) {
+        static_cast<void>(cudaGetLastError());
+        std::printf("%8d %8d %8d %10s %10s (%s)\n", size, threads, ctas, "-", "-",
+                    cudaGetErrorString(err));
+        continue;
+      }
       CHECK_CUDA(cudaMemcpy(starts.data(), start_ns, sizeof(std::uint64_t) * ctas,
                             cudaMemcpyDeviceToHost));
       const std::uint64_t first = *std::min_element(starts.begin(), starts.begin() + ctas);

@@ -119,8 +119,9 @@ inline constexpr std::array kConfigs = {
                            .deferred_store = true},
                 "production: 128x128x64 tile, 6 stages, 2 consumers, cluster 2x1 with B multicast, "
                 "deferred TMA-store epilogue",
-                // 4096^3 in whole rounds, same run: 0.1857 ms against the
-                // 128 x 256 row's 0.1564 (H200, 2026-12-03-rounds-probe).
+                // 4096^3 (512 pairs against 256, both last rounds 97%
+                // full), same run: 0.1857 ms against the 128 x 256 row's
+                // 0.1564 (H200, 2026-12-03-rounds-probe).
                 85},
     // Small M (C column-major, M <= 64: the kernel's M is the caller's): one
     // consumer's 64 rows against 256 columns, B (the weights) streamed
@@ -167,7 +168,8 @@ inline constexpr std::array kConfigs = {
                            .deferred_store = true},
                 "production: 128x192x64 tile, 5 stages, 2 consumers, no cluster, deferred "
                 "TMA-store epilogue",
-                // As the 128 x 128 row's until measured: no multicast.
+                // The 128 x 128 row's first estimate (that row has since
+                // measured 85); not measured on its own.
                 90},
     // Small M streamed at the SM's fill rate: prod-64x64's tile, one CTA per
     // SM with a ring 13 stages deep (208 KiB of loads in flight). Each k-tile
@@ -191,6 +193,28 @@ inline constexpr std::array kConfigs = {
                 "production: 64x64x64 tile, 13 stages, 1 consumer, no cluster, 1 CTA per SM, "
                 "TMA-store epilogue (small M: a deep ring)",
                 40,
+                /*estimated=*/false},
+    // Three consumers' 192 rows against 192 columns (cuBLAS's tile at
+    // 3072^3 on the H200): 256 tiles of 3072^3 are 1.9 rounds of 132 SMs,
+    // where 128 x 192 tiles are 2.9. 64 x 192 accumulators per consumer in
+    // 152 registers (setmaxnreg); no cluster (B's 3 chunks do not halve);
+    // 4 stages fill the shared memory. Timed by tcgemm-tune, not
+    // estimated: on the H200 it wins 3072^3 (0.0808 ms against
+    // prod-128x192's 0.0818, bf16 tn; tnr and fp16 alike) and loses to
+    // prod-128x256 on the squares from 2048 to 8192 and the llm shapes of
+    // M = 512 to 4096.
+    ConfigEntry{"prod-192x192",
+                TileConfig{.bm = 192,
+                           .bn = 192,
+                           .bk = 64,
+                           .stages = 4,
+                           .consumers = 3,
+                           .cluster_m = 1,
+                           .c_cols = 64,
+                           .deferred_store = false},
+                "production: 192x192x64 tile, 4 stages, 3 consumers, no cluster, TMA-store "
+                "epilogue",
+                90,
                 /*estimated=*/false},
 };
 
@@ -221,7 +245,7 @@ constexpr std::size_t smem_bytes(const TileConfig& t, int out_bytes) {
 // "" when it does. Checked by the host tests for every table row and by the
 // planner (plan/prod_plan.h); the kernel static_asserts the same rules.
 inline std::string check(const TileConfig& t) {
-  if (t.consumers < 1 || t.consumers > 2) return "consumers must be 1 or 2";
+  if (t.consumers < 1 || t.consumers > 3) return "consumers must be 1, 2 or 3";
   if (t.bm != kWgmmaM * t.consumers) return "BM must be 64 per consumer warpgroup";
   if (t.bk != kChunk) return "BK must be 64 (one 128-byte swizzle row of 16-bit elements)";
   if (t.bn < kChunk || t.bn > 256 || t.bn % kChunk != 0) {
@@ -240,8 +264,8 @@ inline std::string check(const TileConfig& t) {
   if (t.deferred_store && (t.bn / t.c_cols < 2 || t.consumers != 2)) {
     return "the deferred store needs two consumers and at least two C parts per slice";
   }
-  if (t.ctas_per_sm < 1 || (t.consumers == 2 && t.ctas_per_sm != 1)) {
-    return "ctas_per_sm must be 1 with two consumers (setmaxnreg budgets the whole SM)";
+  if (t.ctas_per_sm < 1 || (t.consumers >= 2 && t.ctas_per_sm != 1)) {
+    return "ctas_per_sm must be 1 with two or three consumers (setmaxnreg budgets the whole SM)";
   }
   return {};
 }

@@ -93,12 +93,13 @@ struct Shape {
   // to have at least 2 blocks"); without one the consumers walk the tile
   // order themselves, as ladder steps 6-13 do.
   static constexpr bool kHandOff = kClusterM > 1;
-  // Two consumers trade registers with the producer as in the ladder (128 x
-  // 40 + 256 x 232 = 384 x 168, the launch allocation); one consumer keeps
-  // the compiler's allocation (setmaxnreg.inc past it would hang).
-  static constexpr bool kSetmaxnreg = kConsumers == 2;
+  // Two or three consumers trade registers with the producer as in the
+  // ladder (128 x 40 + 256 x 232 = 384 x 168, the launch allocation; 128 x
+  // 40 + 384 x 152 <= 512 x 128); one consumer keeps the compiler's
+  // allocation (setmaxnreg.inc past it would hang).
+  static constexpr bool kSetmaxnreg = kConsumers >= 2;
   static constexpr int kProducerRegs = 40;
-  static constexpr int kConsumerRegs = 232;
+  static constexpr int kConsumerRegs = kConsumers == 2 ? 232 : 152;
   static_assert(!kSetmaxnreg ||
                 (kCtasPerSm == 1 &&
                  hopper::setmaxnreg_fits(kConsumers, kProducerRegs, kConsumerRegs)));
@@ -379,8 +380,9 @@ __device__ __forceinline__ void store_part_staged(const float (&acc)[S::BN / 2],
   const auto t = static_cast<unsigned>(threadIdx.x % kThreads);
   const unsigned k = t % 8;
   const int rows = static_cast<int>(std::clamp<std::int64_t>(p.m - row0, 0, 64));
-  // (Two columns a pass where registers allow; the 64 x 64 row's 80 spill.)
-  constexpr int kUnroll = S::kCtasPerSm == 1 ? 2 : 1;
+  // (Two columns a pass where registers allow: the 64 x 64 row's 80 and
+  // three consumers' 152 spill.)
+  constexpr int kUnroll = S::kCtasPerSm == 1 && S::kConsumers <= 2 ? 2 : 1;
 #pragma unroll kUnroll
   for (int x = static_cast<int>(t / 8); x < S::kCCols; x += kThreads / 8) {
     const uint4 chunk =
