@@ -1315,10 +1315,11 @@ TEST_F(ProdChoices, SplitOfTheLastWaveIsCorrect) {
     if (tcgemm::prod::kConfigs[config].tile.ctas_per_sm != 1) continue;
     for (const int splits : {2, 3, 5}) {
       if (splits > tcgemm::prod::max_in_place_splits(config)) continue;
-      // (The flipped orientation once per config: its whole tiles and its
-      // in-place sums write a row-major output.)
+      // (The flipped orientation once per config, at 3 pieces or the most
+      // it reduces in place: its whole tiles and its in-place sums write a
+      // row-major output.)
       for (const bool flipped : {false, true}) {
-        if (flipped && splits != 3) continue;
+        if (flipped && splits != std::min(3, tcgemm::prod::max_in_place_splits(config))) continue;
         const tcgemm::prod::Choice choice{config, splits, /*separate_reduction=*/false,
                                           /*split_tail=*/true, flipped};
         const std::string name = std::string(tcgemm::prod::kConfigs[config].name) +

@@ -83,10 +83,12 @@ TEST(ProdConfig, CheckRefusesShapesTheKernelCannotRun) {
   t.stages = 4;
   t.deferred_store = false;
   EXPECT_EQ(tcgemm::prod::check(t), "");
+  t.deferred_store = true;  // the deferred store pairs two consumers
+  EXPECT_NE(tcgemm::prod::check(t), "");
+  t.deferred_store = false;
   t.ctas_per_sm = 2;
   EXPECT_NE(tcgemm::prod::check(t), "");
   t.bm = 256;
-  t.bn = 128;
   t.consumers = 4;
   t.ctas_per_sm = 1;
   EXPECT_NE(tcgemm::prod::check(t), "");

@@ -196,7 +196,7 @@ inline constexpr std::size_t kMaxInPlacePartialBytes = 256 * 1024;
 
 // The most pieces a split of `config` may have to reduce in place: the
 // others' partial sums within kMaxInPlacePartialBytes (128 x 256: 3,
-// 128 x 128 and 64 x 256: 5).
+// 128 x 128 and 64 x 256: 5, 192 x 192: 2).
 int max_in_place_splits(int config);
 
 // Whether a choice's K split is reduced in place (else by a second kernel):
