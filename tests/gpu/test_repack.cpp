@@ -17,6 +17,9 @@
 //     lane group the kernel picks, one and several blocks along a line) x
 //     outer {1, 3, 17} x batch entries {1, 3} (batch stride outer * ld + 5)
 //   ProdRepack.ManyLines  more lines than one grid's y dimension covers
+//   ProdRepack.TwoJobsInOneLaunch  two operands of different widths and line
+//     counts copied by one launch, in either order
+//   ProdRepack.MoreJobsThanALaunchTakesIsRefused  three jobs: kInvalidValue
 //   ProdRepack.DISABLED_Rate  not a check: GB/s (read + written) of large
 //     repacks beside the device-to-device copy rate of a same-size buffer;
 //     run it with --gtest_also_run_disabled_tests --gtest_filter=ProdRepack.DISABLED_Rate
@@ -25,6 +28,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -66,8 +70,20 @@ std::string describe(const RepackCase& c) {
          std::to_string(c.entries) + " stride " + std::to_string(c.stride);
 }
 
-// Runs one case; empty when the destination is exact, else what differed.
-std::string run_case(const RepackCase& c) {
+// One case's source and poisoned destination on the device, and its job.
+struct PreparedCase {
+  RepackCase c;
+  std::int64_t ld_dst = 0;
+  std::int64_t stride_dst = 0;
+  std::int64_t all = 0;  // destination elements, guard bands included
+  DeviceBuffer src;
+  DeviceBuffer dst;
+  RepackJob job;
+};
+
+PreparedCase prepare(const RepackCase& c) {
+  PreparedCase p;
+  p.c = c;
   const std::int64_t span = (c.entries - 1) * c.stride + (c.outer - 1) * c.ld + c.inner;
   const std::int64_t src_elements = c.offset + span;
   std::vector<std::uint16_t> src(static_cast<std::size_t>(src_elements), kPoison);
@@ -79,33 +95,32 @@ std::string run_case(const RepackCase& c) {
       }
     }
   }
-  const std::int64_t ld_dst = (c.inner + 7) / 8 * 8;
-  const std::int64_t stride_dst = c.outer * ld_dst;
-  const std::int64_t dst_elements = c.entries * stride_dst;
-  const std::int64_t all = kGuardElements + dst_elements + kGuardElements;
+  p.ld_dst = (c.inner + 7) / 8 * 8;
+  p.stride_dst = c.outer * p.ld_dst;
+  p.all = kGuardElements + c.entries * p.stride_dst + kGuardElements;
+  p.src = DeviceBuffer(static_cast<std::size_t>(src_elements) * 2);
+  p.dst = DeviceBuffer(static_cast<std::size_t>(p.all) * 2);
+  TCGEMM_CHECK_CUDA(cudaMemcpy(p.src.get(), src.data(), src.size() * 2, cudaMemcpyHostToDevice));
+  TCGEMM_CHECK_CUDA(cudaMemset(p.dst.get(), 0xff, static_cast<std::size_t>(p.all) * 2));
+  p.job.src = static_cast<const std::uint16_t*>(p.src.get()) + c.offset;
+  p.job.dst = static_cast<std::uint16_t*>(p.dst.get()) + kGuardElements;
+  p.job.inner = c.inner;
+  p.job.outer = c.outer;
+  p.job.ld = c.ld;
+  p.job.stride = c.stride;
+  p.job.entries = c.entries;
+  p.job.ld_dst = p.ld_dst;
+  p.job.stride_dst = p.stride_dst;
+  return p;
+}
 
-  DeviceBuffer src_device(static_cast<std::size_t>(src_elements) * 2);
-  DeviceBuffer dst_device(static_cast<std::size_t>(all) * 2);
-  TCGEMM_CHECK_CUDA(
-      cudaMemcpy(src_device.get(), src.data(), src.size() * 2, cudaMemcpyHostToDevice));
-  TCGEMM_CHECK_CUDA(cudaMemset(dst_device.get(), 0xff, static_cast<std::size_t>(all) * 2));
-  RepackJob job;
-  job.src = static_cast<const std::uint16_t*>(src_device.get()) + c.offset;
-  job.dst = static_cast<std::uint16_t*>(dst_device.get()) + kGuardElements;
-  job.inner = c.inner;
-  job.outer = c.outer;
-  job.ld = c.ld;
-  job.stride = c.stride;
-  job.entries = c.entries;
-  job.ld_dst = ld_dst;
-  job.stride_dst = stride_dst;
-  const tcgemm::Status s = launch_repack(job, nullptr);
-  if (!s.ok()) return "launch_repack: " + s.message;
-  TCGEMM_CHECK_CUDA(cudaDeviceSynchronize());
-
-  std::vector<std::uint16_t> dst(static_cast<std::size_t>(all));
-  TCGEMM_CHECK_CUDA(
-      cudaMemcpy(dst.data(), dst_device.get(), dst.size() * 2, cudaMemcpyDeviceToHost));
+// Empty when a prepared case's destination is exact (after its launch),
+// else what differed.
+std::string verify(const PreparedCase& p) {
+  const RepackCase& c = p.c;
+  const std::int64_t dst_elements = c.entries * p.stride_dst;
+  std::vector<std::uint16_t> dst(static_cast<std::size_t>(p.all));
+  TCGEMM_CHECK_CUDA(cudaMemcpy(dst.data(), p.dst.get(), dst.size() * 2, cudaMemcpyDeviceToHost));
   std::int64_t wrong = 0;
   std::string first;
   auto expect = [&](std::int64_t at, std::uint16_t want, const std::string& where) {
@@ -124,8 +139,8 @@ std::string run_case(const RepackCase& c) {
   }
   for (std::int64_t e = 0; e < c.entries; ++e) {
     for (std::int64_t o = 0; o < c.outer; ++o) {
-      for (std::int64_t i = 0; i < ld_dst; ++i) {
-        const std::int64_t at = kGuardElements + e * stride_dst + o * ld_dst + i;
+      for (std::int64_t i = 0; i < p.ld_dst; ++i) {
+        const std::int64_t at = kGuardElements + e * p.stride_dst + o * p.ld_dst + i;
         const std::uint16_t want =
             i < c.inner ? value_at(c.offset + e * c.stride + o * c.ld + i) : std::uint16_t{0};
         if (dst[static_cast<std::size_t>(at)] == want) continue;  // (no string on the fast path)
@@ -139,6 +154,30 @@ std::string run_case(const RepackCase& c) {
   if (wrong == 0) return {};
   return std::to_string(wrong) + " wrong element(s), the first " + first;
 }
+
+// Runs the cases' jobs in one launch; empty when every destination is
+// exact, else what differed, case by case.
+std::string run_cases(std::span<const RepackCase> cases) {
+  std::vector<PreparedCase> prepared;
+  std::vector<RepackJob> jobs;
+  for (const RepackCase& c : cases) {
+    prepared.push_back(prepare(c));
+    jobs.push_back(prepared.back().job);
+  }
+  const tcgemm::Status s = launch_repack(jobs, nullptr);
+  if (!s.ok()) return "launch_repack: " + s.message;
+  TCGEMM_CHECK_CUDA(cudaDeviceSynchronize());
+  std::string failures;
+  for (std::size_t i = 0; i < prepared.size(); ++i) {
+    const std::string failure = verify(prepared[i]);
+    if (failure.empty()) continue;
+    failures += (failures.empty() ? "" : "; ") + std::string("job ") + std::to_string(i) + " (" +
+                describe(cases[i]) + "): " + failure;
+  }
+  return failures;
+}
+
+std::string run_case(const RepackCase& c) { return run_cases(std::span<const RepackCase>(&c, 1)); }
 
 class ProdRepack : public HopperTest {};
 
@@ -186,6 +225,43 @@ TEST_F(ProdRepack, ManyLines) {
   c.stride = c.outer + 1;
   const std::string failure = run_case(c);
   EXPECT_TRUE(failure.empty()) << describe(c) << ": " << failure;
+}
+
+TEST_F(ProdRepack, TwoJobsInOneLaunch) {
+  // A GEMM's A and B share a launch (launch_repack of both): each job's
+  // blocks must copy its own lines whether the other job is wider (more
+  // blocks along x), longer (more lines, so more blocks along y), or both,
+  // and in either order.
+  RepackCase wide;  // 4 blocks along a line, 17 lines, batched
+  wide.offset = 3;
+  wide.inner = 4093;
+  wide.ld = 4093;
+  wide.outer = 17;
+  wide.entries = 2;
+  wide.stride = wide.outer * wide.ld + 5;
+  RepackCase tall;  // 4-lane groups, 3000 lines (12 blocks along y)
+  tall.offset = 1;
+  tall.inner = 9;
+  tall.ld = 10;
+  tall.outer = 3000;
+  RepackCase square;  // a 4096 x 4093 operand one element off 16 bytes
+  square.offset = 1;
+  square.inner = 4093;
+  square.ld = 4093;
+  square.outer = 1024;
+  const RepackCase pairs[][2] = {
+      {wide, tall}, {tall, wide}, {square, tall}, {wide, square}, {square, square}};
+  for (const auto& pair : pairs) {
+    const std::string failure = run_cases(pair);
+    EXPECT_TRUE(failure.empty()) << failure;
+  }
+}
+
+TEST_F(ProdRepack, MoreJobsThanALaunchTakesIsRefused) {
+  RepackJob jobs[3];
+  const tcgemm::Status s = launch_repack(jobs, nullptr);
+  EXPECT_EQ(s.code, tcgemm::StatusCode::kInvalidValue) << s.message;
+  EXPECT_NE(s.message.find("jobs"), std::string::npos) << s.message;
 }
 
 // Microseconds per call of `enqueue` on the default stream: 3 calls to warm
@@ -252,6 +328,19 @@ TEST_F(ProdRepack, DISABLED_Rate) {
         static_cast<long long>(s.outer), static_cast<long long>(s.inner),
         static_cast<long long>(s.ld), 2 * s.offset, repack_us, repack_gbps,
         static_cast<double>(dst_bytes) / (1 << 20), copy_us, copy_gbps, repack_gbps / copy_gbps);
+    // The operand twice (a GEMM's A and B of this shape): one launch for
+    // both against one launch each.
+    DeviceBuffer dst2(dst_bytes);
+    RepackJob pair[2] = {job, job};
+    pair[1].dst = dst2.get();
+    const double one_launch_us = microseconds_per_call(
+        [&] { (void)launch_repack(std::span<const RepackJob>(pair), nullptr); });
+    const double two_launches_us = microseconds_per_call([&] {
+      (void)launch_repack(pair[0], nullptr);
+      (void)launch_repack(pair[1], nullptr);
+    });
+    std::printf("  two of them: %8.2f us in one launch, %8.2f us in two\n", one_launch_us,
+                two_launches_us);
   }
 }
 

@@ -60,14 +60,28 @@ __device__ __forceinline__ uint4 load_part(const std::uint16_t* elements, std::u
   return make_uint4(w[0], w[1], w[2], w[3]);
 }
 
-// Groups of 2^lane_bits lanes, one line each: block (x, y) copies output
-// chunks x * lanes * kUnroll .. of lines y * lines_per_block .., then
-// gridDim.y * lines_per_block lines further on (any number of lines).
+// One launch's jobs; block z copies job z.
+struct RepackLaunch {
+  RepackJob job[kMaxRepackJobs];
+  unsigned lane_bits[kMaxRepackJobs] = {};  // log2 of the lanes that share a line
+  unsigned blocks_x[kMaxRepackJobs] = {};   // the blocks along x the job's lines need
+};
+
+// Groups of 2^lane_bits lanes, one line each: block (x, y, z) copies output
+// chunks x * lanes * kUnroll .. of job z's lines y * lines_per_block ..,
+// then gridDim.y * lines_per_block lines further on (any number of lines).
 // Narrow lines take narrow groups (lanes * kUnroll is just enough for the
-// line), so a warp is not mostly idle on them.
-__global__ void __launch_bounds__(kThreads) repack_kernel(RepackJob job, unsigned lane_bits) {
+// line), so a warp is not mostly idle on them. The grid is sized for the
+// widest and longest job; a block past its job's lines copies nothing.
+__global__ void __launch_bounds__(kThreads) repack_kernel(const __grid_constant__ RepackLaunch l) {
   ptx::griddep_wait();  // a dependent launch: the kernel before it is done
   ptx::griddep_launch_dependents();
+  // A uniform select, so the job's fields are registers, not indexed
+  // parameter loads.
+  const bool second = blockIdx.z != 0;
+  const RepackJob job = second ? l.job[1] : l.job[0];
+  const unsigned lane_bits = second ? l.lane_bits[1] : l.lane_bits[0];
+  if (blockIdx.x >= (second ? l.blocks_x[1] : l.blocks_x[0])) return;  // the whole block
   const unsigned lanes = 1u << lane_bits;
   const unsigned k = threadIdx.x & (lanes - 1);  // this lane's place in its group
   const unsigned group = threadIdx.x >> lane_bits;
@@ -146,26 +160,42 @@ __global__ void __launch_bounds__(kThreads) repack_kernel(RepackJob job, unsigne
 
 }  // namespace
 
-Status launch_repack(const RepackJob& job, cudaStream_t stream) {
-  const std::int64_t lines = job.outer * job.entries;
-  if (lines <= 0 || job.ld_dst <= 0) return Status::success();
-  if (job.ld_dst > kMaxLine || job.inner > job.ld_dst) {
-    return {StatusCode::kNotSupported, "prod repack: lines of " + std::to_string(job.inner) +
-                                           " elements into ld_dst " + std::to_string(job.ld_dst) +
-                                           " (needs inner <= ld_dst <= 2^31)"};
+Status launch_repack(std::span<const RepackJob> jobs, cudaStream_t stream) {
+  if (jobs.size() > static_cast<std::size_t>(kMaxRepackJobs)) {
+    return {StatusCode::kInvalidValue, "prod repack: " + std::to_string(jobs.size()) +
+                                           " jobs in one launch (at most " +
+                                           std::to_string(kMaxRepackJobs) + ")"};
   }
-  // The narrowest group whose lanes * kUnroll chunks cover a line, at most a
-  // warp; wider lines take several blocks along x.
-  const std::int64_t chunks = job.ld_dst / 8;
-  unsigned lane_bits = 0;
-  while (lane_bits < 5 && (std::int64_t{kUnroll} << lane_bits) < chunks) ++lane_bits;
-  const std::int64_t span = std::int64_t{kUnroll} << lane_bits;
-  const std::int64_t lines_per_block = kThreads >> lane_bits;
-  const auto blocks_x = static_cast<unsigned>((chunks + span - 1) / span);
-  const auto blocks_y =
-      static_cast<unsigned>(std::min((lines + lines_per_block - 1) / lines_per_block, kMaxGridY));
-  return launch_dependent_kernel(&repack_kernel, "prod repack", dim3(blocks_x, blocks_y), kThreads,
-                                 0, 1, stream, job, lane_bits);
+  RepackLaunch l;
+  unsigned count = 0;
+  unsigned blocks_x = 0;
+  unsigned blocks_y = 0;
+  for (const RepackJob& job : jobs) {
+    const std::int64_t lines = job.outer * job.entries;
+    if (lines <= 0 || job.ld_dst <= 0) continue;  // nothing to copy
+    if (job.ld_dst > kMaxLine || job.inner > job.ld_dst) {
+      return {StatusCode::kNotSupported, "prod repack: lines of " + std::to_string(job.inner) +
+                                             " elements into ld_dst " + std::to_string(job.ld_dst) +
+                                             " (needs inner <= ld_dst <= 2^31)"};
+    }
+    // The narrowest group whose lanes * kUnroll chunks cover a line, at most
+    // a warp; wider lines take several blocks along x.
+    const std::int64_t chunks = job.ld_dst / 8;
+    unsigned lane_bits = 0;
+    while (lane_bits < 5 && (std::int64_t{kUnroll} << lane_bits) < chunks) ++lane_bits;
+    const std::int64_t span = std::int64_t{kUnroll} << lane_bits;
+    const std::int64_t lines_per_block = kThreads >> lane_bits;
+    l.job[count] = job;
+    l.lane_bits[count] = lane_bits;
+    l.blocks_x[count] = static_cast<unsigned>((chunks + span - 1) / span);
+    blocks_x = std::max(blocks_x, l.blocks_x[count]);
+    blocks_y = std::max(blocks_y, static_cast<unsigned>(std::min(
+                                      (lines + lines_per_block - 1) / lines_per_block, kMaxGridY)));
+    ++count;
+  }
+  if (count == 0) return Status::success();
+  return launch_dependent_kernel(&repack_kernel, "prod repack", dim3(blocks_x, blocks_y, count),
+                                 kThreads, 0, 1, stream, l);
 }
 
 }  // namespace tcgemm::kernels::prod

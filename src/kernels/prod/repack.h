@@ -1,10 +1,11 @@
-// The aligned repack of one operand (repack.cu).
+// The aligned repack of a GEMM's operands (repack.cu).
 #pragma once
 
 #include <cuda_runtime_api.h>
 #include <tcgemm/tcgemm.h>
 
 #include <cstdint>
+#include <span>
 
 namespace tcgemm::kernels::prod {
 
@@ -23,6 +24,16 @@ struct RepackJob {
   std::int64_t stride_dst = 0;
 };
 
-Status launch_repack(const RepackJob& job, cudaStream_t stream);
+// At most this many jobs per launch: a GEMM's A and B.
+inline constexpr int kMaxRepackJobs = 2;
+
+// Copies every job in one launch (a dependent launch, launch.cuh), so two
+// repacked operands pay one ramp-up and one tail. Every job is checked
+// before anything is enqueued: an error enqueues nothing.
+Status launch_repack(std::span<const RepackJob> jobs, cudaStream_t stream);
+
+inline Status launch_repack(const RepackJob& job, cudaStream_t stream) {
+  return launch_repack(std::span<const RepackJob>(&job, 1), stream);
+}
 
 }  // namespace tcgemm::kernels::prod
