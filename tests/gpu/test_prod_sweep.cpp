@@ -30,6 +30,8 @@
 // TCGEMM_SWEEP_SEED, TCGEMM_SWEEP_CASES and TCGEMM_SWEEP_CASE (run one case
 // by index) reproduce or widen it. Each failing case is printed with every
 // parameter, the kernel describe() names and what failed.
+#include <tcgemm/gemm_plan.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdint>
@@ -46,12 +48,11 @@
 #include <utility>
 #include <vector>
 
-#include <tcgemm/gemm_plan.h>
-
 #include "guarded_problem.h"
 #include "kernels/prod/config.h"
 #include "kernels/prod/launch.h"
 #include "kernels/prod/skinny.h"
+#include "testing/resident_clusters.h"
 #include "tuned/tuned.h"
 
 namespace tcgemm_test {
@@ -1560,15 +1561,26 @@ TEST_F(ProdChoices, StreamKTailSanitizerSubset) {
 }
 
 // The heuristic's count of resident clusters of two (DeviceModel::pair_clusters,
-// from an occupancy query on a stand-in kernel) is what a production launch
-// gets: a stream-K launch's grid is every resident cluster. 2048 x 3328 x
-// 8192 in prod-128x256 pairs is 8 x 13 = 104 units, one round and a partial
-// second on 64 or 66 clusters.
+// from an occupancy query on a stand-in kernel) is what the hardware runs at
+// once, counted by a launch that holds every SM it gets (not by the query
+// again): that many clusters of 384-thread whole-SM CTAs all start together,
+// one more and the extra one waits. And it is what a production launch takes:
+// a stream-K launch's grid is every resident cluster. 2048 x 3328 x 8192 in
+// prod-128x256 pairs is 8 x 13 = 104 units, one round and a partial second on
+// 66 clusters (the H200).
 TEST_F(ProdChoices, TheDeviceModelCountsTheClustersALaunchGets) {
   tcgemm::prod::DeviceModel model;
   ASSERT_TRUE(tcgemm::kernels::prod::device_model(&model).ok());
   EXPECT_GT(model.pair_clusters, 0);
   EXPECT_LE(model.pair_clusters, model.sm_count / 2);
+  for (const int extra : {0, 1}) {
+    const tcgemm::testing::ClusterCount count =
+        tcgemm::testing::count_resident_clusters(2, model.pair_clusters + extra, 384);
+    ASSERT_TRUE(count.error.empty()) << count.error;
+    EXPECT_EQ(count.together, model.pair_clusters)
+        << model.pair_clusters + extra << " clusters of 2 launched, " << count.together
+        << " started together";
+  }
   const GemmCase c =
       make_case(2048, 3328, 8192, kOrders[0], DType::kBF16, DType::kBF16, 0x5c0c0001);
   const GuardedProblem p(c);

@@ -47,8 +47,8 @@ constexpr std::int64_t kGuardElements = 128;  // 256 bytes either side of the de
 // The value of the source element at `index` of its allocation: 1 .. 0xfffe
 // (never 0, the padding's value, nor the poison), differing between
 // neighbours, so a misplaced element shows.
-std::uint16_t value_at(std::int64_t index) {
-  auto x = static_cast<std::uint64_t>(index) + 0x9e3779b97f4a7c15ull;
+std::uint16_t value_at(std::int64_t index, std::uint64_t salt = 0) {
+  auto x = static_cast<std::uint64_t>(index) + 0x9e3779b97f4a7c15ull * (2 * salt + 1);
   x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
   x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
   x ^= x >> 31;
@@ -62,6 +62,7 @@ struct RepackCase {
   std::int64_t ld = 0;
   std::int64_t entries = 1;
   std::int64_t stride = 0;
+  std::uint64_t salt = 0;  // varies the values (two jobs of one shape hold different data)
 };
 
 std::string describe(const RepackCase& c) {
@@ -91,7 +92,7 @@ PreparedCase prepare(const RepackCase& c) {
     for (std::int64_t o = 0; o < c.outer; ++o) {
       for (std::int64_t i = 0; i < c.inner; ++i) {
         const std::int64_t at = c.offset + e * c.stride + o * c.ld + i;
-        src[static_cast<std::size_t>(at)] = value_at(at);
+        src[static_cast<std::size_t>(at)] = value_at(at, c.salt);
       }
     }
   }
@@ -141,8 +142,9 @@ std::string verify(const PreparedCase& p) {
     for (std::int64_t o = 0; o < c.outer; ++o) {
       for (std::int64_t i = 0; i < p.ld_dst; ++i) {
         const std::int64_t at = kGuardElements + e * p.stride_dst + o * p.ld_dst + i;
-        const std::uint16_t want =
-            i < c.inner ? value_at(c.offset + e * c.stride + o * c.ld + i) : std::uint16_t{0};
+        const std::uint16_t want = i < c.inner
+                                       ? value_at(c.offset + e * c.stride + o * c.ld + i, c.salt)
+                                       : std::uint16_t{0};
         if (dst[static_cast<std::size_t>(at)] == want) continue;  // (no string on the fast path)
         char where[96];
         std::snprintf(where, sizeof where, "[%lld][%lld][%lld]", static_cast<long long>(e),
@@ -171,6 +173,7 @@ std::string run_cases(std::span<const RepackCase> cases) {
   for (std::size_t i = 0; i < prepared.size(); ++i) {
     const std::string failure = verify(prepared[i]);
     if (failure.empty()) continue;
+    if (cases.size() == 1) return failure;  // the caller names the case
     failures += (failures.empty() ? "" : "; ") + std::string("job ") + std::to_string(i) + " (" +
                 describe(cases[i]) + "): " + failure;
   }
@@ -239,7 +242,7 @@ TEST_F(ProdRepack, TwoJobsInOneLaunch) {
   wide.outer = 17;
   wide.entries = 2;
   wide.stride = wide.outer * wide.ld + 5;
-  RepackCase tall;  // 4-lane groups, 3000 lines (12 blocks along y)
+  RepackCase tall;  // one lane a line (2 chunks), 3000 lines (12 blocks across them)
   tall.offset = 1;
   tall.inner = 9;
   tall.ld = 10;
@@ -249,8 +252,10 @@ TEST_F(ProdRepack, TwoJobsInOneLaunch) {
   square.inner = 4093;
   square.ld = 4093;
   square.outer = 1024;
+  RepackCase other = square;  // the same shape, other values
+  other.salt = 1;
   const RepackCase pairs[][2] = {
-      {wide, tall}, {tall, wide}, {square, tall}, {wide, square}, {square, square}};
+      {wide, tall}, {tall, wide}, {square, tall}, {wide, square}, {square, other}};
   for (const auto& pair : pairs) {
     const std::string failure = run_cases(pair);
     EXPECT_TRUE(failure.empty()) << failure;
@@ -330,9 +335,13 @@ TEST_F(ProdRepack, DISABLED_Rate) {
         static_cast<double>(dst_bytes) / (1 << 20), copy_us, copy_gbps, repack_gbps / copy_gbps);
     // The operand twice (a GEMM's A and B of this shape): one launch for
     // both against one launch each.
+    DeviceBuffer src2(src.bytes());
     DeviceBuffer dst2(dst_bytes);
+    TCGEMM_CHECK_CUDA(cudaMemset(src2.get(), 0x3d, src2.bytes()));
     RepackJob pair[2] = {job, job};
+    pair[1].src = static_cast<const std::uint16_t*>(src2.get()) + s.offset;
     pair[1].dst = dst2.get();
+    ASSERT_TRUE(IsOk(launch_repack(std::span<const RepackJob>(pair), nullptr)));
     const double one_launch_us = microseconds_per_call(
         [&] { (void)launch_repack(std::span<const RepackJob>(pair), nullptr); });
     const double two_launches_us = microseconds_per_call([&] {

@@ -9,19 +9,14 @@
 // memory, so that an SM holds one. Thread 0 of each CTA records the global
 // timer, then spins for 300 us. CTAs that start within 100 us of
 // the first are resident together; the rest waited for an SM to free up.
-// docs/production.md has what the H200 did (66 clusters of 2, 30 of 4).
+// docs/production.md has what the H200 did (66 clusters of 2, 30 of 4). The
+// launch and its count are testing/resident_clusters.h's, which the GPU test
+// ProdChoices.TheDeviceModelCountsTheClustersALaunchGets runs too.
 #include <cuda_runtime.h>
 
-#include <algorithm>
-#include <cstddef>
-#include <cstdint>
 #include <cstdio>
-#include <vector>
 
-namespace {
-
-constexpr std::uint64_t kSpinNs = 300'000;
-constexpr std::uint64_t kFirstWaveNs = 100'000;
+#include "testing/resident_clusters.h"
 
 #define CHECK_CUDA(call)                                                                 \
   do {                                                                                   \
@@ -32,22 +27,6 @@ constexpr std::uint64_t kFirstWaveNs = 100'000;
     }                                                                                    \
   } while (0)
 
-__device__ std::uint64_t global_ns() {
-  std::uint64_t t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
-
-__global__ void hold_sm(std::uint64_t* start_ns) {
-  if (threadIdx.x != 0) return;
-  const std::uint64_t t0 = global_ns();
-  start_ns[blockIdx.x] = t0;
-  while (global_ns() < t0 + kSpinNs) {
-  }
-}
-
-}  // namespace
-
 int main() {
   int device = 0;
   int sms = 0;
@@ -57,52 +36,23 @@ int main() {
   CHECK_CUDA(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
   cudaDeviceProp prop{};
   CHECK_CUDA(cudaGetDeviceProperties(&prop, device));
-  CHECK_CUDA(cudaFuncSetAttribute(hold_sm, cudaFuncAttributeMaxDynamicSharedMemorySize, optin));
-  CHECK_CUDA(cudaFuncSetAttribute(hold_sm, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                  cudaSharedmemCarveoutMaxShared));
-  CHECK_CUDA(cudaFuncSetAttribute(hold_sm, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
   std::printf("%s: %d SMs, %d bytes of opt-in shared memory per block\n", prop.name, sms, optin);
   std::printf("%8s %8s %8s %10s %10s\n", "cluster", "threads", "CTAs", "queried", "launched");
-
-  std::uint64_t* start_ns = nullptr;
-  CHECK_CUDA(cudaMalloc(&start_ns, sizeof(std::uint64_t) * sms));
-  std::vector<std::uint64_t> starts(static_cast<std::size_t>(sms));
   for (const int size : {1, 2, 4, 8}) {
     for (const int threads : {128, 384, 1024}) {
-      const int ctas = sms / size * size;
-      cudaLaunchAttribute attr{};
-      attr.id = cudaLaunchAttributeClusterDimension;
-      attr.val.clusterDim.x = static_cast<unsigned>(size);
-      attr.val.clusterDim.y = 1;
-      attr.val.clusterDim.z = 1;
-      cudaLaunchConfig_t config{};
-      config.gridDim = dim3(static_cast<unsigned>(ctas));
-      config.blockDim = dim3(static_cast<unsigned>(threads));
-      config.dynamicSmemBytes = static_cast<std::size_t>(optin);
-      config.attrs = &attr;
-      config.numAttrs = 1;
+      const int clusters = sms / size;
       // A size the device cannot run (or a failed query) is reported on
       // its row; the sweep goes on.
-      int queried = 0;
-      cudaError_t err = cudaOccupancyMaxActiveClusters(&queried, hold_sm, &config);
-      if (err == cudaSuccess) err = cudaLaunchKernelEx(&config, hold_sm, start_ns);
-      if (err == cudaSuccess) err = cudaDeviceSynchronize();
-      if (err != cudaSuccess) {
-        static_cast<void>(cudaGetLastError());
-        std::printf("%8d %8d %8d %10s %10s (%s)\n", size, threads, ctas, "-", "-",
-                    cudaGetErrorString(err));
+      const tcgemm::testing::ClusterCount count =
+          tcgemm::testing::count_resident_clusters(size, clusters, threads);
+      if (!count.error.empty()) {
+        std::printf("%8d %8d %8d %10s %10s (%s)\n", size, threads, clusters * size, "-", "-",
+                    count.error.c_str());
         continue;
       }
-      CHECK_CUDA(cudaMemcpy(starts.data(), start_ns, sizeof(std::uint64_t) * ctas,
-                            cudaMemcpyDeviceToHost));
-      const std::uint64_t first = *std::min_element(starts.begin(), starts.begin() + ctas);
-      const auto together =
-          std::count_if(starts.begin(), starts.begin() + ctas,
-                        [&](std::uint64_t t) { return t < first + kFirstWaveNs; });
-      std::printf("%8d %8d %8d %10d %10d\n", size, threads, ctas, queried,
-                  static_cast<int>(together / size));
+      std::printf("%8d %8d %8d %10d %10d\n", size, threads, clusters * size, count.queried,
+                  count.together);
     }
   }
-  CHECK_CUDA(cudaFree(start_ns));
   return 0;
 }

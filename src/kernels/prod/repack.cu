@@ -36,7 +36,9 @@ namespace {
 constexpr int kThreads = 256;
 // Output chunks per thread and pass, their 16-byte loads in flight together.
 constexpr int kUnroll = 4;
-constexpr std::int64_t kMaxGridY = 65535;
+// A job's blocks across its lines, and a launch's blocks in all (a 1-D grid).
+constexpr std::int64_t kMaxBlocksY = 65535;
+constexpr std::int64_t kMaxBlocks = (std::int64_t{1} << 31) - 1;
 // Chunk and element offsets within a line are 32-bit, and 64-bit arithmetic
 // comes once per line, to keep each chunk's instructions few; no line is
 // longer than this for a problem validate() accepts (M, N, K < 2^31).
@@ -60,40 +62,48 @@ __device__ __forceinline__ uint4 load_part(const std::uint16_t* elements, std::u
   return make_uint4(w[0], w[1], w[2], w[3]);
 }
 
-// One launch's jobs; block z copies job z.
+// One launch's jobs, their blocks one after another along x: the first
+// blocks[0] copy job 0, the next blocks[1] job 1. A job's blocks form a
+// blocks_x x blocks_y grid of their own (x along its lines, y across them).
 struct RepackLaunch {
   RepackJob job[kMaxRepackJobs];
   unsigned lane_bits[kMaxRepackJobs] = {};  // log2 of the lanes that share a line
-  unsigned blocks_x[kMaxRepackJobs] = {};   // the blocks along x the job's lines need
+  unsigned blocks_x[kMaxRepackJobs] = {};   // the job's blocks along a line
+  unsigned blocks_y[kMaxRepackJobs] = {};   // ... and across its lines
 };
+// The kernel tells the jobs apart by one comparison.
+static_assert(kMaxRepackJobs == 2, "repack_kernel selects between two jobs");
 
-// Groups of 2^lane_bits lanes, one line each: block (x, y, z) copies output
-// chunks x * lanes * kUnroll .. of job z's lines y * lines_per_block ..,
-// then gridDim.y * lines_per_block lines further on (any number of lines).
-// Narrow lines take narrow groups (lanes * kUnroll is just enough for the
-// line), so a warp is not mostly idle on them. The grid is sized for the
-// widest and longest job; a block past its job's lines copies nothing.
+// Groups of 2^lane_bits lanes, one line each: the job's block (x, y)
+// copies output chunks x * lanes * kUnroll .. of lines y * lines_per_block
+// .., then blocks_y * lines_per_block lines further on (any number of
+// lines). Narrow lines take narrow groups (lanes * kUnroll is just enough
+// for the line), so a warp is not mostly idle on them.
 __global__ void __launch_bounds__(kThreads) repack_kernel(const __grid_constant__ RepackLaunch l) {
   ptx::griddep_wait();  // a dependent launch: the kernel before it is done
   ptx::griddep_launch_dependents();
   // A uniform select, so the job's fields are registers, not indexed
   // parameter loads.
-  const bool second = blockIdx.z != 0;
+  const bool second = blockIdx.x >= l.blocks_x[0] * l.blocks_y[0];
   const RepackJob job = second ? l.job[1] : l.job[0];
   const unsigned lane_bits = second ? l.lane_bits[1] : l.lane_bits[0];
-  if (blockIdx.x >= (second ? l.blocks_x[1] : l.blocks_x[0])) return;  // the whole block
+  const unsigned blocks_x = second ? l.blocks_x[1] : l.blocks_x[0];
+  const unsigned blocks_y = second ? l.blocks_y[1] : l.blocks_y[0];
+  const unsigned block = blockIdx.x - (second ? l.blocks_x[0] * l.blocks_y[0] : 0u);
+  const unsigned block_x = block % blocks_x;
+  const unsigned block_y = block / blocks_x;
   const unsigned lanes = 1u << lane_bits;
   const unsigned k = threadIdx.x & (lanes - 1);  // this lane's place in its group
   const unsigned group = threadIdx.x >> lane_bits;
   const std::int64_t lines_per_block = kThreads >> lane_bits;
   const auto chunks = static_cast<std::uint32_t>(job.ld_dst / 8);
-  const std::uint32_t first = blockIdx.x * lanes * kUnroll + k;  // this lane's first chunk
+  const std::uint32_t first = block_x * lanes * kUnroll + k;  // this lane's first chunk
   const std::int64_t lines = job.outer * job.entries;
   // A 32-bit division when the line numbers allow it (a 64-bit one is a
   // long subroutine), none without a batch.
   const bool narrow = lines <= std::int64_t{UINT32_MAX};
-  for (std::int64_t line0 = std::int64_t{blockIdx.y} * lines_per_block; line0 < lines;
-       line0 += std::int64_t{gridDim.y} * lines_per_block) {
+  for (std::int64_t line0 = std::int64_t{block_y} * lines_per_block; line0 < lines;
+       line0 += std::int64_t{blocks_y} * lines_per_block) {
     // Every lane runs to the end (the shuffles need the whole warp): a group
     // past the last line loads nothing and stores nothing.
     const bool live = line0 + group < lines;
@@ -168,8 +178,7 @@ Status launch_repack(std::span<const RepackJob> jobs, cudaStream_t stream) {
   }
   RepackLaunch l;
   unsigned count = 0;
-  unsigned blocks_x = 0;
-  unsigned blocks_y = 0;
+  std::int64_t blocks = 0;
   for (const RepackJob& job : jobs) {
     const std::int64_t lines = job.outer * job.entries;
     if (lines <= 0 || job.ld_dst <= 0) continue;  // nothing to copy
@@ -185,16 +194,25 @@ Status launch_repack(std::span<const RepackJob> jobs, cudaStream_t stream) {
     while (lane_bits < 5 && (std::int64_t{kUnroll} << lane_bits) < chunks) ++lane_bits;
     const std::int64_t span = std::int64_t{kUnroll} << lane_bits;
     const std::int64_t lines_per_block = kThreads >> lane_bits;
+    const std::int64_t blocks_x = (chunks + span - 1) / span;
+    // Lines past blocks_y * lines_per_block are taken in further passes.
+    const std::int64_t blocks_y =
+        std::min((lines + lines_per_block - 1) / lines_per_block, kMaxBlocksY);
     l.job[count] = job;
     l.lane_bits[count] = lane_bits;
-    l.blocks_x[count] = static_cast<unsigned>((chunks + span - 1) / span);
-    blocks_x = std::max(blocks_x, l.blocks_x[count]);
-    blocks_y = std::max(blocks_y, static_cast<unsigned>(std::min(
-                                      (lines + lines_per_block - 1) / lines_per_block, kMaxGridY)));
+    l.blocks_x[count] = static_cast<unsigned>(blocks_x);
+    l.blocks_y[count] = static_cast<unsigned>(blocks_y);
+    blocks += blocks_x * blocks_y;
     ++count;
   }
   if (count == 0) return Status::success();
-  return launch_dependent_kernel(&repack_kernel, "prod repack", dim3(blocks_x, blocks_y, count),
+  // (Unreachable for data that fits in a GPU's memory: a block writes at
+  // least 4 KiB.)
+  if (blocks > kMaxBlocks) {
+    return {StatusCode::kNotSupported,
+            "prod repack: " + std::to_string(blocks) + " blocks (at most 2^31 - 1)"};
+  }
+  return launch_dependent_kernel(&repack_kernel, "prod repack", dim3(static_cast<unsigned>(blocks)),
                                  kThreads, 0, 1, stream, l);
 }
 
