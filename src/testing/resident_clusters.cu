@@ -79,7 +79,9 @@ ClusterCount count_resident_clusters(int cluster_size, int clusters, int threads
   if (err = cudaMalloc(&start_ns, sizeof(std::uint64_t) * ctas); err != cudaSuccess) {
     return failed(count, "cudaMalloc", err);
   }
-  err = cudaLaunchKernelEx(&config, hold_sm, start_ns);
+  // Nothing of ours may hold an SM when the launch starts.
+  err = cudaDeviceSynchronize();
+  if (err == cudaSuccess) err = cudaLaunchKernelEx(&config, hold_sm, start_ns);
   if (err == cudaSuccess) err = cudaDeviceSynchronize();
   std::vector<std::uint64_t> starts(static_cast<std::size_t>(ctas));
   if (err == cudaSuccess) {

@@ -19,7 +19,9 @@ struct ClusterCount {
 // each CTA asking for all the opt-in shared memory (one per SM). Every CTA
 // records when it starts, then holds its SM for 300 us; the clusters whose
 // CTAs all started within 100 us of the first were resident at once, the
-// rest waited for an SM to free up. Synchronizes the device.
+// rest waited for an SM to free up. Synchronizes the device before and
+// after; the count assumes nothing else (another process, another
+// context) runs on the GPU meanwhile, which would only lower it.
 ClusterCount count_resident_clusters(int cluster_size, int clusters, int threads);
 
 }  // namespace tcgemm::testing

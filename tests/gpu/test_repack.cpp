@@ -16,10 +16,13 @@
 //     inner + 1, inner + 3, inner + 8} x 12 values of inner (every width of
 //     lane group the kernel picks, one and several blocks along a line) x
 //     outer {1, 3, 17} x batch entries {1, 3} (batch stride outer * ld + 5)
-//   ProdRepack.ManyLines  more lines than one grid's y dimension covers
+//   ProdRepack.ManyLines  more lines than a job's 65535 rows of blocks cover
+//     (a second pass over them)
 //   ProdRepack.TwoJobsInOneLaunch  two operands of different widths and line
 //     counts copied by one launch, in either order
 //   ProdRepack.MoreJobsThanALaunchTakesIsRefused  three jobs: kInvalidValue
+//   ProdRepack.ALdDstOffSixteenBytesIsRefused  ld_dst not a multiple of 8:
+//     kInvalidValue, nothing launched
 //   ProdRepack.DISABLED_Rate  not a check: GB/s (read + written) of large
 //     repacks beside the device-to-device copy rate of a same-size buffer;
 //     run it with --gtest_also_run_disabled_tests --gtest_filter=ProdRepack.DISABLED_Rate
@@ -217,8 +220,9 @@ TEST_F(ProdRepack, EveryAlignmentLdAndBatch) {
 }
 
 TEST_F(ProdRepack, ManyLines) {
-  // One-element lines take one lane each, 256 lines a block, and a grid is
-  // at most 65535 blocks high: 2 x (2^23 + 9) lines need a second pass.
+  // One-element lines take one lane each, 256 lines a block, and a job has
+  // at most 65535 blocks across its lines: 2 x (2^23 + 9) lines need a
+  // second pass.
   RepackCase c;
   c.offset = 3;
   c.inner = 1;
@@ -267,6 +271,18 @@ TEST_F(ProdRepack, MoreJobsThanALaunchTakesIsRefused) {
   const tcgemm::Status s = launch_repack(jobs, nullptr);
   EXPECT_EQ(s.code, tcgemm::StatusCode::kInvalidValue) << s.message;
   EXPECT_NE(s.message.find("jobs"), std::string::npos) << s.message;
+}
+
+TEST_F(ProdRepack, ALdDstOffSixteenBytesIsRefused) {
+  RepackJob job;
+  job.inner = 5;
+  job.outer = 3;
+  job.ld = 5;
+  job.ld_dst = 6;  // lines of the copy must start on 16 bytes
+  job.stride_dst = 18;
+  const tcgemm::Status s = launch_repack(job, nullptr);
+  EXPECT_EQ(s.code, tcgemm::StatusCode::kInvalidValue) << s.message;
+  EXPECT_NE(s.message.find("ld_dst"), std::string::npos) << s.message;
 }
 
 // Microseconds per call of `enqueue` on the default stream: 3 calls to warm

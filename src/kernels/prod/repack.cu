@@ -182,6 +182,10 @@ Status launch_repack(std::span<const RepackJob> jobs, cudaStream_t stream) {
   for (const RepackJob& job : jobs) {
     const std::int64_t lines = job.outer * job.entries;
     if (lines <= 0 || job.ld_dst <= 0) continue;  // nothing to copy
+    if (job.ld_dst % 8 != 0) {
+      return {StatusCode::kInvalidValue, "prod repack: ld_dst " + std::to_string(job.ld_dst) +
+                                             " is not a multiple of 8 (16-byte lines)"};
+    }
     if (job.ld_dst > kMaxLine || job.inner > job.ld_dst) {
       return {StatusCode::kNotSupported, "prod repack: lines of " + std::to_string(job.inner) +
                                              " elements into ld_dst " + std::to_string(job.ld_dst) +
@@ -206,8 +210,9 @@ Status launch_repack(std::span<const RepackJob> jobs, cudaStream_t stream) {
     ++count;
   }
   if (count == 0) return Status::success();
-  // (Unreachable for data that fits in a GPU's memory: a block writes at
-  // least 4 KiB.)
+  // (Unreachable with real allocations: only jobs of 32-lane groups have
+  // more than one block along a line, and past 2^31 - 1 blocks they would
+  // write terabytes.)
   if (blocks > kMaxBlocks) {
     return {StatusCode::kNotSupported,
             "prod repack: " + std::to_string(blocks) + " blocks (at most 2^31 - 1)"};
