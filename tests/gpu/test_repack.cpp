@@ -77,8 +77,6 @@ std::string describe(const RepackCase& c) {
 // One case's source and poisoned destination on the device, and its job.
 struct PreparedCase {
   RepackCase c;
-  std::int64_t ld_dst = 0;
-  std::int64_t stride_dst = 0;
   std::int64_t all = 0;  // destination elements, guard bands included
   DeviceBuffer src;
   DeviceBuffer dst;
@@ -99,9 +97,9 @@ PreparedCase prepare(const RepackCase& c) {
       }
     }
   }
-  p.ld_dst = (c.inner + 7) / 8 * 8;
-  p.stride_dst = c.outer * p.ld_dst;
-  p.all = kGuardElements + c.entries * p.stride_dst + kGuardElements;
+  p.job.ld_dst = (c.inner + 7) / 8 * 8;
+  p.job.stride_dst = c.outer * p.job.ld_dst;
+  p.all = kGuardElements + c.entries * p.job.stride_dst + kGuardElements;
   p.src = DeviceBuffer(static_cast<std::size_t>(src_elements) * 2);
   p.dst = DeviceBuffer(static_cast<std::size_t>(p.all) * 2);
   TCGEMM_CHECK_CUDA(cudaMemcpy(p.src.get(), src.data(), src.size() * 2, cudaMemcpyHostToDevice));
@@ -113,8 +111,6 @@ PreparedCase prepare(const RepackCase& c) {
   p.job.ld = c.ld;
   p.job.stride = c.stride;
   p.job.entries = c.entries;
-  p.job.ld_dst = p.ld_dst;
-  p.job.stride_dst = p.stride_dst;
   return p;
 }
 
@@ -122,7 +118,9 @@ PreparedCase prepare(const RepackCase& c) {
 // else what differed.
 std::string verify(const PreparedCase& p) {
   const RepackCase& c = p.c;
-  const std::int64_t dst_elements = c.entries * p.stride_dst;
+  const std::int64_t ld_dst = p.job.ld_dst;
+  const std::int64_t stride_dst = p.job.stride_dst;
+  const std::int64_t dst_elements = c.entries * stride_dst;
   std::vector<std::uint16_t> dst(static_cast<std::size_t>(p.all));
   TCGEMM_CHECK_CUDA(cudaMemcpy(dst.data(), p.dst.get(), dst.size() * 2, cudaMemcpyDeviceToHost));
   std::int64_t wrong = 0;
@@ -143,8 +141,8 @@ std::string verify(const PreparedCase& p) {
   }
   for (std::int64_t e = 0; e < c.entries; ++e) {
     for (std::int64_t o = 0; o < c.outer; ++o) {
-      for (std::int64_t i = 0; i < p.ld_dst; ++i) {
-        const std::int64_t at = kGuardElements + e * p.stride_dst + o * p.ld_dst + i;
+      for (std::int64_t i = 0; i < ld_dst; ++i) {
+        const std::int64_t at = kGuardElements + e * stride_dst + o * ld_dst + i;
         const std::uint16_t want = i < c.inner
                                        ? value_at(c.offset + e * c.stride + o * c.ld + i, c.salt)
                                        : std::uint16_t{0};

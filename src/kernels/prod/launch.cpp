@@ -9,7 +9,6 @@
 #include <cstdlib>
 #include <mutex>
 #include <optional>
-#include <span>
 #include <string>
 
 #include "kernels/kernels.h"
@@ -491,16 +490,10 @@ Status prod::enqueue(const PreparedLaunch& prepared, const RunOperands& run, voi
     p.partials = reinterpret_cast<float*>(scratch + prepared.partials_offset);
     p.split_flags = reinterpret_cast<unsigned*>(base + tcgemm::prod::kSplitFlagOffset);
   }
-  // Both repacked operands in one launch: one ramp-up and one tail.
-  prod::RepackJob jobs[2];
-  std::size_t job_count = 0;
-  for (int i = 0; i < 2; ++i) {
-    if (!prepared.tma_operand[i]) jobs[job_count++] = l.jobs[i];
-  }
-  if (Status s = prod::launch_repack(std::span<const prod::RepackJob>(jobs, job_count), stream);
-      !s.ok()) {
-    return s;
-  }
+  // Both repacked operands in one launch (one ramp-up and one tail); an
+  // operand TMA streams from the caller's memory keeps prepare()'s empty job,
+  // which copies nothing.
+  if (Status s = prod::launch_repack(l.jobs, stream); !s.ok()) return s;
   if (Status s = prepared.instance->launch(l.launch); !s.ok() || !second_pass) return s;
   l.reduction.partials = static_cast<const float*>(p.c);
   l.reduction.c = run.c;
