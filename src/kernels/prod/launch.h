@@ -52,7 +52,9 @@ struct PreparedLaunch {
   const Instance* instance = nullptr;
   bool swapped = false;
   bool tma_operand[2] = {true, true};  // streamed by TMA from the caller's memory (else repacked)
-  RepackJob jobs[2];                   // a repacked operand's copy (addresses set per run); empty: TMA
+  // A repacked operand's copy, addresses set per run; empty (copies nothing)
+  // for an operand TMA streams from the caller's memory.
+  RepackJob jobs[2];
   std::size_t repack_offset[2] = {0, 0};
   bool tma_c = false;           // C stored by TMA (its map's address set per run)
   bool split = false;           // K split: partial sums, then the reduction
