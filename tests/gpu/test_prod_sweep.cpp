@@ -1355,6 +1355,65 @@ TEST_F(ProdChoices, KSplitAcrossRoundsIsCorrect) {
   }
 }
 
+// The staged column-major epilogue (a 16-bit C that TMA cannot store: ldc
+// off 8 elements, a base off 16 bytes, M % 8 != 0) with many tiles per CTA,
+// on an SM budget of 4, so that each consumer restages its C buffer tile
+// after tile; K of one k-tile and of 25. Every config, each case exact with
+// C's guard bands untouched (run_case).
+std::vector<GemmCase> staged_c_cases(std::initializer_list<std::int64_t> ks) {
+  std::vector<GemmCase> cases;
+  std::uint64_t seed = 0x57a6ed00;
+  for (const std::int64_t k : ks) {
+    GemmCase c = make_case(1000, 1100, k, kOrders[0], DType::kBF16, DType::kBF16, ++seed);
+    c.ldc_pad = 1;
+    cases.push_back(c);
+    c = make_case(997, 900, k, kOrders[1], DType::kFP16, DType::kFP16, ++seed);
+    c.c_offset = 1;
+    c.beta = 2.0f;
+    cases.push_back(c);
+    c = make_case(1020, 1030, k, kOrders[2], DType::kBF16, DType::kFP16, ++seed);
+    c.alpha = -1.0f;
+    c.beta = 1.0f;
+    cases.push_back(c);
+    // All row-major: C^T column-major, ldc + 1.
+    c = make_case(700, 1003, k, kOrders[6], DType::kFP16, DType::kBF16, ++seed);
+    c.ldc_pad = 1;
+    cases.push_back(c);
+    c = make_case(300, 520, k, kOrders[0], DType::kBF16, DType::kBF16, ++seed);
+    c.batch = BatchMode::kPadded;
+    c.batch_count = 3;
+    c.ldc_pad = 1;
+    cases.push_back(c);
+  }
+  return cases;
+}
+
+TEST_F(ProdChoices, StagedEpilogueOverManyTilesIsCorrect) {
+  const std::vector<GemmCase> cases = staged_c_cases({64, 1600});
+  for (int config = 0; config < tcgemm::prod::kConfigCount; ++config) {
+    const tcgemm::prod::Choice choice{config, 1};
+    const std::string name =
+        std::string(tcgemm::prod::kConfigs[config].name) + " staged C on 4 SMs";
+    run_all(cases, "ProdChoices " + name, choice_backend(choice, name, 4));
+  }
+}
+
+// The staged epilogue for compute-sanitizer (racecheck: the C buffer's
+// stmatrix writes and the copy's reads, tile after tile): one case per row
+// of two consumers, 2 SMs.
+TEST_F(ProdChoices, StagedEpilogueSanitizerSubset) {
+  GemmCase c = make_case(260, 600, 1600, kOrders[0], DType::kBF16, DType::kBF16, 0x57a6ed80);
+  c.ldc_pad = 1;
+  c.beta = 1.0f;
+  for (int config = 0; config < tcgemm::prod::kConfigCount; ++config) {
+    if (tcgemm::prod::kConfigs[config].tile.consumers != 2) continue;
+    const tcgemm::prod::Choice choice{config, 1};
+    const std::string name =
+        std::string(tcgemm::prod::kConfigs[config].name) + " staged C on 2 SMs";
+    run_all({c}, "ProdChoices " + name, choice_backend(choice, name, 2));
+  }
+}
+
 // One workspace serves the stream-K ladder step and then the family's
 // in-place splits: the step's partial sums (2040 x 2300 x 4000 splits six
 // tile pairs over every resident cluster) start past the family's split-K

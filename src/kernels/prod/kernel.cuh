@@ -358,59 +358,90 @@ __device__ __forceinline__ void store_accumulators_row_major(const float (&acc)[
 // 4092 x 4096 x 4096 on prod-128x256, the tensor pipe 79% busy against 94%
 // with the TMA store and 208 us against 182 (ncu, H200,
 // bench/results/h200/ncu/2026-12-02-ncu-*.txt).
+
+// Copies a staged part (64 rows x kCCols columns of the swizzled C buffer)
+// to C (column-major, `ldc`, `m` x `n`) at row0, part_col0: kThreads threads
+// (whole warps), this one number `t`.
 //
 // Column x of a part is 64 rows, eight 16-byte chunks in the buffer; 8 lanes
 // take a column, lane k its chunk k (rows 8k .. 8k + 7). Where the column's
 // first element sits h elements past a 16-byte boundary, the aligned chunk
-// that holds rows 8k - h .. 8k - h + 7 (k = 1..7) is the end of lane k - 1's
-// chunk and the start of lane k's, one 16-byte store; the 8 rows left over
-// (0 .. 7 - h and 64 - h .. 63) go out one element per lane.
+// that holds rows 8k - h .. 8k - h + 7 (k = 1..7) is the end of chunk k - 1
+// and the start of chunk k, one 16-byte store; the 8 rows left over (0 .. 7 -
+// h and 64 - h .. 63) go out one element per lane. Both chunks and the
+// leftover element are read from shared memory, kBatch columns' loads
+// before their stores. (Taken from the neighbouring lanes by shuffles
+// instead, 4096^3 with ldc 4097 ran 1.2% slower and 4092 x 4096 x 1024
+// 1.6%: docs/production.md, "The staged epilogue's copy".)
+template <typename S, int kThreads, int kBatch>
+__device__ __forceinline__ void copy_part_out(const std::uint16_t* c_tile, void* c,
+                                              std::int64_t ldc, std::int64_t m, std::int64_t n,
+                                              std::int64_t row0, std::int64_t part_col0,
+                                              unsigned t) {
+  static_assert(tcgemm::prod::kCRows == 64);
+  constexpr int step = kThreads / 8;
+  static_assert(kThreads % 32 == 0 && S::kCCols % (kBatch * step) == 0);
+  using hopper::tma_store::swizzled_c_index;
+  const auto k = static_cast<int>(t % 8);
+  const int rows = static_cast<int>(std::clamp<std::int64_t>(m - row0, 0, 64));
+#pragma unroll 1
+  for (int x0 = static_cast<int>(t / 8); x0 < S::kCCols; x0 += kBatch * step) {
+    std::uint16_t* column[kBatch];
+    int h[kBatch];
+    uint4 chunk[kBatch];
+    uint4 before[kBatch];
+    std::uint16_t leftover[kBatch];
+#pragma unroll
+    for (int b = 0; b < kBatch; ++b) {
+      const int x = x0 + b * step;
+      column[b] = static_cast<std::uint16_t*>(c) + (part_col0 + x) * ldc + row0;
+      h[b] = static_cast<int>(reinterpret_cast<std::uintptr_t>(column[b]) % 16 / 2);
+      chunk[b] = *reinterpret_cast<const uint4*>(c_tile + swizzled_c_index(8 * k, x));
+      before[b] = *reinterpret_cast<const uint4*>(c_tile + swizzled_c_index(8 * ((k + 7) % 8), x));
+      leftover[b] = c_tile[swizzled_c_index(k < 8 - h[b] ? k : 56 + k, x)];
+    }
+#pragma unroll
+    for (int b = 0; b < kBatch; ++b) {
+      const int x = x0 + b * step;
+      if (part_col0 + x < n) {
+        if (rows < 64) {
+          // An edge tile's last rows: element by element.
+          const int end = std::min(8 * k + 8, rows);
+#pragma unroll 1
+          for (int r = 8 * k; r < end; ++r) column[b][r] = c_tile[swizzled_c_index(r, x)];
+        } else if (h[b] == 0) {
+          *reinterpret_cast<uint4*>(column[b] + 8 * k) = chunk[b];
+        } else {
+          if (k > 0) {
+            *reinterpret_cast<uint4*>(column[b] + 8 * k - h[b]) =
+                shift_chunk(before[b], chunk[b], static_cast<std::uint32_t>(8 - h[b]));
+          }
+          column[b][k < 8 - h[b] ? k : 56 + k] = leftover[b];
+        }
+      }
+    }
+  }
+}
+
+// Stages part kPart of a consumer's slice and copies it to C.
 template <typename TOut, typename S, int kPart>
 __device__ __forceinline__ void store_part_staged(const float (&acc)[S::BN / 2], TOut* c_tile,
                                                   const hopper::EpilogueParams& p,
                                                   std::int64_t row0, std::int64_t col0,
                                                   int barrier) {
-  static_assert(sizeof(TOut) == 2 && tcgemm::prod::kCRows == 64);
+  static_assert(sizeof(TOut) == 2);
   constexpr int kThreads = S::kWarpgroupThreads;
   const std::int64_t part_col0 = col0 + kPart * S::kCCols;
   // Every thread is done reading the buffer's previous part.
   ptx::named_barrier_sync(barrier, kThreads);
   hopper::tma_store::stage_c_part_stmatrix<TOut, S, kPart>(acc, c_tile, p, row0, part_col0);
   ptx::named_barrier_sync(barrier, kThreads);
-  const auto t = static_cast<unsigned>(threadIdx.x % kThreads);
-  const unsigned k = t % 8;
-  const int rows = static_cast<int>(std::clamp<std::int64_t>(p.m - row0, 0, 64));
   // (Two columns a pass where registers allow: the 64 x 64 row's 80 and
   // three consumers' 152 spill.)
   constexpr int kUnroll = S::kCtasPerSm == 1 && S::kConsumers <= 2 ? 2 : 1;
-#pragma unroll kUnroll
-  for (int x = static_cast<int>(t / 8); x < S::kCCols; x += kThreads / 8) {
-    const uint4 chunk =
-        *reinterpret_cast<const uint4*>(c_tile + hopper::tma_store::swizzled_c_index(8 * k, x));
-    const bool live = part_col0 + x < p.n;
-    auto* const column = static_cast<std::uint16_t*>(p.c) + (part_col0 + x) * p.ldc + row0;
-    const auto h = static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(column) % 16 / 2);
-    // Every lane shuffles (whole warps) before any skips its column: lane
-    // k - 1's chunk, and the chunk of lane k's leftover row (row k of lane
-    // 0's for k < 8 - h, row 56 + k of lane 7's otherwise; element k either
-    // way).
-    const uint4 before = shuffle(chunk, (k + 7) % 8, 8);
-    const bool head = k < 8 - h;
-    const uint4 leftover = shuffle(chunk, head ? 0u : 7u, 8);
-    if (!live) continue;
-    if (rows < 64) {
-      // An edge tile's last rows: element by element.
-#pragma unroll
-      for (unsigned i = 0; i < 8; ++i) {
-        if (static_cast<int>(8 * k + i) < rows) column[8 * k + i] = chunk_element(chunk, i);
-      }
-    } else if (h == 0) {
-      *reinterpret_cast<uint4*>(column + 8 * k) = chunk;
-    } else {
-      if (k > 0) *reinterpret_cast<uint4*>(column + 8 * k - h) = shift_chunk(before, chunk, 8 - h);
-      column[head ? k : 56 + k] = chunk_element(leftover, k);
-    }
-  }
+  copy_part_out<S, kThreads, kUnroll>(reinterpret_cast<const std::uint16_t*>(c_tile), p.c, p.ldc,
+                                      p.m, p.n, row0, part_col0,
+                                      static_cast<unsigned>(threadIdx.x % kThreads));
 }
 
 // Every part of a consumer's slice, staged and stored in turn.

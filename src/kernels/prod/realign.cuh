@@ -2,8 +2,9 @@
 // (repack.cu) reads an unaligned line as aligned chunks and writes it
 // aligned; the staged epilogue (kernel.cuh) reads a column of C
 // from shared memory as aligned chunks and writes it to an address that is
-// not. Both shift a pair of neighbouring chunks by a few elements, the
-// neighbour coming from the next or previous lane by a shuffle.
+// not. Both shift a pair of neighbouring chunks by a few elements (the
+// repack's neighbour comes from the next lane by a shuffle, the epilogue's
+// from shared memory).
 #pragma once
 
 #include <cstdint>
@@ -35,14 +36,6 @@ __device__ __forceinline__ uint4 shuffle(uint4 v, unsigned from, unsigned width)
   constexpr unsigned kAll = 0xffffffffu;
   return make_uint4(__shfl_sync(kAll, v.x, from, width), __shfl_sync(kAll, v.y, from, width),
                     __shfl_sync(kAll, v.z, from, width), __shfl_sync(kAll, v.w, from, width));
-}
-
-// Element i (0..7) of a chunk, selected without indexing a register array.
-__device__ __forceinline__ std::uint16_t chunk_element(uint4 v, unsigned i) {
-  const std::uint32_t lo = (i & 2) != 0 ? v.y : v.x;
-  const std::uint32_t hi = (i & 2) != 0 ? v.w : v.z;
-  const std::uint32_t word = (i & 4) != 0 ? hi : lo;
-  return static_cast<std::uint16_t>((i & 1) != 0 ? word >> 16 : word & 0xffffu);
 }
 
 }  // namespace tcgemm::kernels::prod
