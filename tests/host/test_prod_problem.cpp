@@ -710,7 +710,7 @@ TEST(ProdStreamK, WidensAThinLastRound) {
 TEST(ProdSelect, CountsTheClustersTheDeviceHolds) {
   tcgemm::prod::DeviceModel model = h200_model();
   const tcgemm::prod::TileConfig& pairs = tcgemm::prod::kConfigs[0].tile;
-  const tcgemm::prod::TileConfig& single = tcgemm::prod::kConfigs[5].tile;
+  const tcgemm::prod::TileConfig& single = tcgemm::prod::kConfigs[4].tile;  // prod-128x64
   ASSERT_EQ(pairs.cluster_m, 2);
   ASSERT_EQ(single.cluster_m, 1);
   EXPECT_EQ(tcgemm::prod::resident_units(model, pairs), 66);  // unknown: SMs / 2

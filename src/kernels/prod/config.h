@@ -155,19 +155,21 @@ inline constexpr std::array kConfigs = {
                 60},
     // Wave quantization between the 128 x 256 and 128 x 128 rows: 3072^3
     // is 288 tiles of 128 x 256 (2.2 waves of 132 SMs, the third a fifth
-    // full) but 384 of 128 x 192 (2.9 waves). No cluster: B's 3 chunks of
-    // 64 columns do not halve between two CTAs.
+    // full) but 384 of 128 x 192 (2.9 waves). Clusters of 2 with B
+    // multicast (a K-major B in halves of 96 rows, an N-major one's three
+    // 64-column chunks two and one): 5% faster than without at 4096^3 and
+    // 512 x 4096 x 14336, 0.5% at 3072^3 (H200, docs/production.md).
     ConfigEntry{"prod-128x192",
                 TileConfig{.bm = 128,
                            .bn = 192,
                            .bk = 64,
                            .stages = 5,
                            .consumers = 2,
-                           .cluster_m = 1,
+                           .cluster_m = 2,
                            .c_cols = 64,
                            .deferred_store = true},
-                "production: 128x192x64 tile, 5 stages, 2 consumers, no cluster, deferred "
-                "TMA-store epilogue",
+                "production: 128x192x64 tile, 5 stages, 2 consumers, cluster 2x1 with B multicast, "
+                "deferred TMA-store epilogue",
                 // The 128 x 128 row's first estimate (that row has since
                 // measured 85); not measured on its own.
                 90},
@@ -197,10 +199,11 @@ inline constexpr std::array kConfigs = {
     // Three consumers' 192 rows against 192 columns (cuBLAS's tile at
     // 3072^3 on the H200): 256 tiles of 3072^3 are 1.9 rounds of 132 SMs,
     // where 128 x 192 tiles are 2.9. 64 x 192 accumulators per consumer in
-    // 152 registers (setmaxnreg); no cluster (B's 3 chunks do not halve);
-    // 4 stages fill the shared memory. Timed by tcgemm-tune, not
-    // estimated: on the H200 it wins 3072^3 (0.0808 ms against
-    // prod-128x192's 0.0818, bf16 tn; tnr and fp16 alike) and loses to
+    // 152 registers (setmaxnreg); clusters of 2 with B multicast, as
+    // cuBLAS's kernel there (0.8% faster at 3072^3 than without); 4 stages
+    // fill the shared memory. Timed by tcgemm-tune, not estimated: on the
+    // H200 (without clusters) it won 3072^3 (0.0808 ms against
+    // prod-128x192's 0.0818, bf16 tn; tnr and fp16 alike) and lost to
     // prod-128x256 on the squares from 2048 to 8192 and the llm shapes of
     // M = 512 to 4096.
     ConfigEntry{"prod-192x192",
@@ -209,11 +212,11 @@ inline constexpr std::array kConfigs = {
                            .bk = 64,
                            .stages = 4,
                            .consumers = 3,
-                           .cluster_m = 1,
+                           .cluster_m = 2,
                            .c_cols = 64,
                            .deferred_store = false},
-                "production: 192x192x64 tile, 4 stages, 3 consumers, no cluster, TMA-store "
-                "epilogue",
+                "production: 192x192x64 tile, 4 stages, 3 consumers, cluster 2x1 with B "
+                "multicast, TMA-store epilogue",
                 90,
                 /*estimated=*/false},
 };
@@ -253,8 +256,9 @@ inline std::string check(const TileConfig& t) {
            "chunks)";
   }
   if (t.cluster_m < 1 || t.cluster_m > 2) return "cluster_m must be 1 or 2";
-  if ((t.bn / kChunk) % t.cluster_m != 0) {
-    return "BN / 64 must be a multiple of cluster_m (each CTA multicasts whole B chunks)";
+  if ((t.bn / t.cluster_m) % 8 != 0) {
+    return "BN / cluster_m must be a multiple of 8 (each CTA multicasts whole 8-row swizzle "
+           "atoms of a K-major B)";
   }
   if (t.stages < 2 || t.stages > 16) return "stages must be in [2, 16]";
   if (t.c_cols < 16 || t.bn % t.c_cols != 0 || t.c_cols % 16 != 0) {

@@ -6,10 +6,11 @@
 //             clusters; batch entries one after another, a Hilbert curve
 //             inside each) and feeds a ring of `stages` slots with TMA:
 //             A as one K-major box or BM / 64 M-major boxes, B as one K-major
-//             box or BN / 64 N-major boxes per CTA, multicast across the
-//             cluster; in clusters of 2, each tile's coordinates ride with
-//             its first k-tile (st.async, completed on the slot's full
-//             barrier); without a cluster the consumers walk the order too.
+//             box or BN / 64 N-major boxes per tile, each CTA of a cluster
+//             loading its share and multicasting it; in clusters of 2,
+//             each tile's coordinates ride with its first k-tile (st.async,
+//             completed on the slot's full barrier); without a cluster the
+//             consumers walk the order too.
 //   consumers warpgroups 1..consumers each own 64 rows of the tile:
 //             wgmma m64nBNk16 with each operand K- or MN-major (the
 //             instruction's transpose bits; descriptors in ptx/wgmma.cuh).
@@ -84,10 +85,13 @@ struct Shape {
   static constexpr std::uint32_t kStageBytes = (BM + BN) * BK * 2;
   // MN-major operands arrive as 64-element (128-byte) chunks of BK rows.
   static constexpr std::uint32_t kChunkBytes = kChunk * BK * 2;
-  // Rows of a K-major B (or N-major chunks of B) each CTA of a cluster loads
-  // and multicasts.
+  // Rows of a K-major B each CTA of a cluster loads and multicasts (whole
+  // 8-row swizzle atoms); an N-major B's BN / 64 chunks are shared out as
+  // evenly as they go (192 columns: two and one), CTA r taking chunks
+  // [b_chunk(r), b_chunk(r + 1)).
   static constexpr int kBRowsPerCta = BN / kClusterM;
-  static constexpr int kBChunksPerCta = kBRowsPerCta / kChunk;
+  static constexpr int kBChunks = BN / kChunk;
+  static constexpr int b_chunk(int rank) { return (rank * kBChunks + kClusterM - 1) / kClusterM; }
   // st.async (the producer's hand-over of each tile's coordinates) needs a
   // cluster of at least 2 CTAs (compute-sanitizer on the H200: "Cluster needs
   // to have at least 2 blocks"); without one the consumers walk the tile
@@ -104,7 +108,7 @@ struct Shape {
                 (kCtasPerSm == 1 &&
                  hopper::setmaxnreg_fits(kConsumers, kProducerRegs, kConsumerRegs)));
   static_assert(BM == 64 * kConsumers && BK == kChunk && BN % kChunk == 0 && BN <= 256);
-  static_assert(kBRowsPerCta % kChunk == 0 && kBRowsPerCta <= 256, "a TMA box is <= 256 lines");
+  static_assert(kBRowsPerCta % 8 == 0 && kBRowsPerCta <= 256, "a TMA box is <= 256 lines");
   static_assert(BN % kCCols == 0 && kCCols % 16 == 0);
   static_assert(!kDeferredStore || (kCParts > kFirstDeferredPart && kConsumers == 2));
 };
@@ -689,9 +693,11 @@ __global__ void __launch_bounds__(Shape<kConfig>::kThreads, Shape<kConfig>::kCta
           TIn* b = smem.b[ring.slot];
           if constexpr (kMnB) {
 #pragma unroll
-            for (int c = 0; c < S::kBChunksPerCta; ++c) {
-              const int chunk = static_cast<int>(rank) * S::kBChunksPerCta + c;
-              load_b(b + chunk * kChunk * S::BK, col + chunk * kChunk, k0);
+            for (int chunk = 0; chunk < S::kBChunks; ++chunk) {
+              if (chunk >= S::b_chunk(static_cast<int>(rank)) &&
+                  chunk < S::b_chunk(static_cast<int>(rank) + 1)) {
+                load_b(b + chunk * kChunk * S::BK, col + chunk * kChunk, k0);
+              }
             }
           } else {
             load_b(b + rank * S::kBRowsPerCta * S::BK, k0,
