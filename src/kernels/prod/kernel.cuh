@@ -376,7 +376,7 @@ __device__ __forceinline__ void store_accumulators_row_major(const float (&acc)[
 // leftover element are read from shared memory, kBatch columns' loads
 // before their stores. (Taken from the neighbouring lanes by shuffles
 // instead, 4096^3 with ldc 4097 ran 1.2% slower and 4092 x 4096 x 1024
-// 1.6%: docs/production.md, "The staged epilogue's copy".)
+// 1.7%: docs/production.md, "The staged epilogue's copy".)
 template <typename S, int kThreads, int kBatch>
 __device__ __forceinline__ void copy_part_out(const std::uint16_t* c_tile, void* c,
                                               std::int64_t ldc, std::int64_t m, std::int64_t n,
@@ -440,9 +440,11 @@ __device__ __forceinline__ void store_part_staged(const float (&acc)[S::BN / 2],
   ptx::named_barrier_sync(barrier, kThreads);
   hopper::tma_store::stage_c_part_stmatrix<TOut, S, kPart>(acc, c_tile, p, row0, part_col0);
   ptx::named_barrier_sync(barrier, kThreads);
-  // (Two columns a pass where registers allow: the 64 x 64 row's 80 and
-  // three consumers' 152 spill.)
-  constexpr int kUnroll = S::kCtasPerSm == 1 && S::kConsumers <= 2 ? 2 : 1;
+  // (Two columns a pass where registers allow, and where they divide the
+  // part's columns: the 64 x 64 row's 80 registers and three consumers'
+  // 152 spill.)
+  constexpr int kUnroll =
+      S::kCtasPerSm == 1 && S::kConsumers <= 2 && S::kCCols % (2 * kThreads / 8) == 0 ? 2 : 1;
   copy_part_out<S, kThreads, kUnroll>(reinterpret_cast<const std::uint16_t*>(c_tile), p.c, p.ldc,
                                       p.m, p.n, row0, part_col0,
                                       static_cast<unsigned>(threadIdx.x % kThreads));
