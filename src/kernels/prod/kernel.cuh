@@ -364,8 +364,7 @@ __device__ __forceinline__ void store_accumulators_row_major(const float (&acc)[
 // bench/results/h200/ncu/2026-12-02-ncu-*.txt).
 
 // Copies a staged part (64 rows x kCCols columns of the swizzled C buffer)
-// to C (column-major, `ldc`, `m` x `n`) at row0, part_col0: kThreads threads
-// (whole warps), this one number `t`.
+// to C at row0, part_col0: kThreads threads, this one number `t`.
 //
 // Column x of a part is 64 rows, eight 16-byte chunks in the buffer; 8 lanes
 // take a column, lane k its chunk k (rows 8k .. 8k + 7). Where the column's
@@ -378,16 +377,15 @@ __device__ __forceinline__ void store_accumulators_row_major(const float (&acc)[
 // instead, 4096^3 with ldc 4097 ran 1.2% slower and 4092 x 4096 x 1024
 // 1.7%: docs/production.md, "The staged epilogue's copy".)
 template <typename S, int kThreads, int kBatch>
-__device__ __forceinline__ void copy_part_out(const std::uint16_t* c_tile, void* c,
-                                              std::int64_t ldc, std::int64_t m, std::int64_t n,
-                                              std::int64_t row0, std::int64_t part_col0,
-                                              unsigned t) {
+__device__ __forceinline__ void copy_part_out(const std::uint16_t* c_tile,
+                                              const hopper::EpilogueParams& p, std::int64_t row0,
+                                              std::int64_t part_col0, unsigned t) {
   static_assert(tcgemm::prod::kCRows == 64);
   constexpr int step = kThreads / 8;
-  static_assert(kThreads % 32 == 0 && S::kCCols % (kBatch * step) == 0);
+  static_assert(kThreads % 8 == 0 && S::kCCols % (kBatch * step) == 0);
   using hopper::tma_store::swizzled_c_index;
   const auto k = static_cast<int>(t % 8);
-  const int rows = static_cast<int>(std::clamp<std::int64_t>(m - row0, 0, 64));
+  const int rows = static_cast<int>(std::clamp<std::int64_t>(p.m - row0, 0, 64));
 #pragma unroll 1
   for (int x0 = static_cast<int>(t / 8); x0 < S::kCCols; x0 += kBatch * step) {
     std::uint16_t* column[kBatch];
@@ -398,7 +396,7 @@ __device__ __forceinline__ void copy_part_out(const std::uint16_t* c_tile, void*
 #pragma unroll
     for (int b = 0; b < kBatch; ++b) {
       const int x = x0 + b * step;
-      column[b] = static_cast<std::uint16_t*>(c) + (part_col0 + x) * ldc + row0;
+      column[b] = static_cast<std::uint16_t*>(p.c) + (part_col0 + x) * p.ldc + row0;
       h[b] = static_cast<int>(reinterpret_cast<std::uintptr_t>(column[b]) % 16 / 2);
       chunk[b] = *reinterpret_cast<const uint4*>(c_tile + swizzled_c_index(8 * k, x));
       before[b] = *reinterpret_cast<const uint4*>(c_tile + swizzled_c_index(8 * ((k + 7) % 8), x));
@@ -407,7 +405,7 @@ __device__ __forceinline__ void copy_part_out(const std::uint16_t* c_tile, void*
 #pragma unroll
     for (int b = 0; b < kBatch; ++b) {
       const int x = x0 + b * step;
-      if (part_col0 + x < n) {
+      if (part_col0 + x < p.n) {
         if (rows < 64) {
           // An edge tile's last rows: element by element.
           const int end = std::min(8 * k + 8, rows);
@@ -445,9 +443,8 @@ __device__ __forceinline__ void store_part_staged(const float (&acc)[S::BN / 2],
   // 152 spill.)
   constexpr int kUnroll =
       S::kCtasPerSm == 1 && S::kConsumers <= 2 && S::kCCols % (2 * kThreads / 8) == 0 ? 2 : 1;
-  copy_part_out<S, kThreads, kUnroll>(reinterpret_cast<const std::uint16_t*>(c_tile), p.c, p.ldc,
-                                      p.m, p.n, row0, part_col0,
-                                      static_cast<unsigned>(threadIdx.x % kThreads));
+  copy_part_out<S, kThreads, kUnroll>(reinterpret_cast<const std::uint16_t*>(c_tile), p, row0,
+                                      part_col0, static_cast<unsigned>(threadIdx.x % kThreads));
 }
 
 // Every part of a consumer's slice, staged and stored in turn.
