@@ -1360,10 +1360,10 @@ TEST_F(ProdChoices, KSplitAcrossRoundsIsCorrect) {
 // on an SM budget of 4, so that each consumer restages its C buffer tile
 // after tile; K of one k-tile and of 25. Every config, each case exact with
 // C's guard bands untouched (run_case).
-std::vector<GemmCase> staged_c_cases(std::initializer_list<std::int64_t> ks) {
+std::vector<GemmCase> staged_c_cases() {
   std::vector<GemmCase> cases;
   std::uint64_t seed = 0x57a6ed00;
-  for (const std::int64_t k : ks) {
+  for (const std::int64_t k : {64, 1600}) {
     GemmCase c = make_case(1000, 1100, k, kOrders[0], DType::kBF16, DType::kBF16, ++seed);
     c.ldc_pad = 1;
     cases.push_back(c);
@@ -1389,7 +1389,7 @@ std::vector<GemmCase> staged_c_cases(std::initializer_list<std::int64_t> ks) {
 }
 
 TEST_F(ProdChoices, StagedEpilogueOverManyTilesIsCorrect) {
-  const std::vector<GemmCase> cases = staged_c_cases({64, 1600});
+  const std::vector<GemmCase> cases = staged_c_cases();
   for (int config = 0; config < tcgemm::prod::kConfigCount; ++config) {
     const tcgemm::prod::Choice choice{config, 1};
     const std::string name =
