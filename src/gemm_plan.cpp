@@ -43,23 +43,31 @@ GemmPlan& GemmPlan::operator=(GemmPlan&&) noexcept = default;
 Status GemmPlan::create(const GemmArgs& args, const GemmOptions& options, GemmPlan* plan) {
   if (plan == nullptr) return {StatusCode::kInvalidValue, "plan is a null pointer"};
   plan->state_.reset();
-  const KernelChoice choice = choose_for_call(args, options, /*unlimited_workspace=*/true);
+  // run() takes alpha, beta and the workspace: plan as for a product (a zero
+  // alpha would plan C = beta * C, and validate() would check the caller's
+  // placeholder scalars and workspace).
+  GemmArgs planned = args;
+  planned.alpha = 1.0f;
+  planned.beta = 0.0f;
+  planned.workspace = nullptr;
+  planned.workspace_bytes = 0;
+  const KernelChoice choice = choose_for_call(planned, options, /*unlimited_workspace=*/true);
   if (!choice.status.ok()) return choice.status;
   auto state = std::make_unique<State>();
-  state->args = args;
+  state->args = planned;
   if (choice.kernel == nullptr) {
     // A BLAS quick return: nothing (M or N is 0) or C = beta * C.
-    state->kind = args.m == 0 || args.n == 0 ? State::Kind::kNothing : State::Kind::kScale;
+    state->kind = planned.m == 0 || planned.n == 0 ? State::Kind::kNothing : State::Kind::kScale;
     state->description.config = state->kind == State::Kind::kNothing
                                     ? "no kernel: nothing to compute (BLAS quick return)"
-                                    : "no GEMM kernel: C = beta * C (K or alpha is 0)";
+                                    : "no GEMM kernel: C = beta * C (K is 0)";
     plan->state_ = std::move(state);
     return Status::success();
   }
   if (choice.kernel->name == "prod-skinny") {
     prod::DeviceModel model;
-    if (Status s = kernels::prod::device_model(args, &model); !s.ok()) return s;
-    state->skinny = prod::skinny_shape(args, model.sm_count);
+    if (Status s = kernels::prod::device_model(planned, &model); !s.ok()) return s;
+    state->skinny = prod::skinny_shape(planned, model.sm_count);
     state->skinny_max_blocks = kernels::prod::skinny_max_blocks(model);
     state->kind = State::Kind::kSkinny;
     state->description.kernel = std::string(choice.kernel->name);
@@ -78,9 +86,9 @@ Status GemmPlan::create(const GemmArgs& args, const GemmOptions& options, GemmPl
                 std::string(choice.kernel->name) + "' runs through tcgemm::gemm only"};
   }
   prod::Choice prod_choice;
-  if (Status s = kernels::prod::resolve_choice(args, config, &prod_choice); !s.ok()) return s;
+  if (Status s = kernels::prod::resolve_choice(planned, config, &prod_choice); !s.ok()) return s;
   // The batch-invariant mode never takes a stream-K round (launch.cpp).
-  if (Status s = kernels::prod::prepare(args, prod_choice, &state->prepared,
+  if (Status s = kernels::prod::prepare(planned, prod_choice, &state->prepared,
                                         config != kernels::kInvariantConfig);
       !s.ok()) {
     return s;
@@ -88,9 +96,9 @@ Status GemmPlan::create(const GemmArgs& args, const GemmOptions& options, GemmPl
   state->kind = State::Kind::kProd;
   state->description.kernel = std::string(choice.kernel->name);
   prod::DeviceModel model;
-  if (Status s = kernels::prod::device_model(args, &model); !s.ok()) return s;
+  if (Status s = kernels::prod::device_model(planned, &model); !s.ok()) return s;
   prod::LaunchConfig launch_config =
-      prod::launch_config(prod::oriented(args, prod_choice), prod_choice, model);
+      prod::launch_config(prod::oriented(planned, prod_choice), prod_choice, model);
   launch_config.stream_k = state->prepared.stream_k;
   state->description.config = prod::to_string(launch_config);
   const kernels::prod::PreparedLaunch& p = state->prepared;

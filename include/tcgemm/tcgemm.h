@@ -134,7 +134,8 @@ struct GemmOptions {
   // the dispatcher choose. A named kernel that cannot run the problem returns
   // kNotSupported with its reason. The BLAS quick returns (M or N == 0; K == 0
   // or alpha == 0, which only scale C) run no GEMM kernel, so they succeed
-  // whatever kernel is named.
+  // whatever registry kernel is named (a name the registry does not hold is
+  // kInvalidValue).
   std::string_view kernel;
   // Batch-invariant results: row i of C has the same bits whatever M is
   // (given the same row of A, the same B, K and dtypes), the property an
@@ -154,9 +155,11 @@ Status validate(const GemmArgs& args);
 // accepts runs on an sm_90 device, on the production family unless
 // options.kernel names another.
 // Errors: kInvalidValue (bad argument, named), kNotSupported (M, N or K over
-// 2^31 - 257, past 32-bit TMA coordinates; or a named kernel that cannot run
-// the problem, with its reason), kArchMismatch (no sm_90 device), kCudaError
-// (launch, allocation or driver failure).
+// 2^31 - 257 or batch_count over 2^31 - 1, past 32-bit TMA coordinates;
+// aligned copies of misaligned operands that would need over 2^62 bytes; or
+// a named kernel that cannot run the problem, with its reason),
+// kArchMismatch (no sm_90 device), kCudaError (launch, allocation or driver
+// failure).
 // Degenerate cases follow BLAS: M == 0 or N == 0 does nothing (pointers may
 // be null, no device is needed); K == 0 or alpha == 0 sets C = beta * C
 // without reading A or B (nothing at all when beta == 1). Non-finite alpha or

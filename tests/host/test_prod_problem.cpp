@@ -885,6 +885,28 @@ TEST(ProdProblem, AZeroStrideOnAIsOneSharedMatrixAndNeverRepackedPerEntry) {
   EXPECT_EQ(tcgemm::prod::repacked_bytes(p.b, 1000), 1000u * 64u * 64u * 2u);
   EXPECT_EQ(tcgemm::prod::scratch_offset_b(p), 64u * 64u * 2u);
   EXPECT_EQ(tcgemm::prod::scratch_bytes(p), 64u * 64u * 2u + 1000u * 64u * 64u * 2u);
+  EXPECT_TRUE(tcgemm::prod::repack_fits(p));
+}
+
+// Copies whose byte count wraps 64 bits: validate() accepts the problem
+// (entries of A may overlap; about 36 GiB of real memory), and its repacked
+// A, 8 x 2^30 elements in each of 2^30 entries, would need 2^64 bytes. The
+// sizes must not wrap to a small number (they did, to 0: the repack then
+// wrote through a null scratch pointer); prepare() refuses what repack_fits
+// does not accept.
+TEST(ProdProblem, CopiesTooLargeToCountDoNotFit) {
+  GemmArgs args = problem(8, 1, std::int64_t{1} << 30, kRow, kCol, kCol);
+  args.batch_count = std::int64_t{1} << 30;
+  args.a.stride = 1;  // entries off 16 bytes: one copy per entry
+  args.b.stride = 0;
+  args.c.stride = 8;
+  ASSERT_TRUE(tcgemm::validate(args).ok()) << tcgemm::validate(args).message;
+  const auto p = tcgemm::prod::canonicalize(args);
+  ASSERT_EQ(p.a.path, OperandPath::kRepack);
+  EXPECT_FALSE(tcgemm::prod::repack_fits(p));
+  // 2^20 entries (2^54 bytes) fit.
+  args.batch_count = 1 << 20;
+  EXPECT_TRUE(tcgemm::prod::repack_fits(tcgemm::prod::canonicalize(args)));
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 // kInvalidValue and a message naming it, and nothing here needs a GPU
 // (validate never touches the device; gemm refuses bad arguments before it
 // looks for one).
+#include <tcgemm/gemm_plan.h>
 #include <tcgemm/tcgemm.h>
 
 #include <cuda_runtime_api.h>
@@ -562,6 +563,34 @@ TEST(Gemm, WithoutAGpuKZeroAlsoReturnsArchMismatch) {
   EXPECT_EQ(s.code, StatusCode::kArchMismatch) << s.message;
 }
 
+// ---- plans ------------------------------------------------------------------------------
+
+// create() ignores alpha, beta and the workspace (run() takes them): a zero
+// or non-finite alpha, or a misaligned workspace, must neither fail the plan
+// nor make it a plan of C = beta * C (a zero alpha did: every run then
+// scaled C and returned success). Without a GPU the plan stops at the device
+// check; with one it names a GEMM kernel.
+TEST(GemmPlanCreate, IgnoresTheScalarsAndWorkspaceItWillNotRun) {
+  for (int variant = 0; variant < 3; ++variant) {
+    GemmArgs args = tn_args();
+    if (variant == 0) args.alpha = 0.0f;
+    if (variant == 1) args.alpha = std::numeric_limits<float>::quiet_NaN();
+    if (variant == 2) {
+      args.workspace = reinterpret_cast<void*>(std::uintptr_t{0x1001});
+      args.workspace_bytes = 64;
+    }
+    tcgemm::GemmPlan plan;
+    const Status s = tcgemm::GemmPlan::create(args, {}, &plan);
+    if (has_cuda_device()) {
+      ASSERT_TRUE(Ok(s)) << "variant " << variant << ": " << s.message;
+      EXPECT_FALSE(plan.description().kernel.empty()) << "variant " << variant;
+    } else {
+      EXPECT_EQ(s.code, StatusCode::kArchMismatch) << "variant " << variant << ": " << s.message;
+      EXPECT_TRUE(plan.empty());
+    }
+  }
+}
+
 // ---- names ------------------------------------------------------------------------------
 
 TEST(Names, DTypesLayoutsAndStatusCodesHaveReadableNames) {
@@ -570,10 +599,11 @@ TEST(Names, DTypesLayoutsAndStatusCodesHaveReadableNames) {
   EXPECT_EQ(tcgemm::to_string(DType::kFP32), "fp32");
   EXPECT_EQ(tcgemm::to_string(Layout::kRowMajor), "row");
   EXPECT_EQ(tcgemm::to_string(Layout::kColMajor), "col");
-  for (StatusCode code : {StatusCode::kSuccess, StatusCode::kInvalidValue, StatusCode::kNotSupported,
-                          StatusCode::kArchMismatch, StatusCode::kCudaError}) {
-    EXPECT_FALSE(tcgemm::to_string(code).empty());
-  }
+  EXPECT_EQ(tcgemm::to_string(StatusCode::kSuccess), "success");
+  EXPECT_EQ(tcgemm::to_string(StatusCode::kInvalidValue), "invalid value");
+  EXPECT_EQ(tcgemm::to_string(StatusCode::kNotSupported), "not supported");
+  EXPECT_EQ(tcgemm::to_string(StatusCode::kArchMismatch), "architecture mismatch");
+  EXPECT_EQ(tcgemm::to_string(StatusCode::kCudaError), "CUDA error");
 }
 
 TEST(Names, SizeOfGivesBytesPerElement) {

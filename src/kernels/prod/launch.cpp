@@ -347,6 +347,11 @@ Status prod::prepare(const GemmArgs& args, Choice choice, PreparedLaunch* out,
     return {StatusCode::kNotSupported,
             std::string(entry.name) + ": more tiles per batch entry than its order indexes"};
   }
+  if (!tcgemm::prod::repack_fits(problem)) {
+    return {StatusCode::kNotSupported,
+            std::string(entry.name) +
+                ": the aligned copies of A and B it would make need over 2^62 bytes"};
+  }
   if (c.batch_count * splits > INT32_MAX) {
     return {StatusCode::kNotSupported, std::string(entry.name) + ": batch_count x K splits (" +
                                            std::to_string(c.batch_count * splits) +

@@ -14,7 +14,9 @@ constexpr std::int64_t kScratchAlignment = 256;
 
 // TMA can address this many elements as a stride (tensor_map.h's rules).
 bool stride_ok(std::int64_t elements, std::int64_t elem_bytes) {
-  return tma_stride_ok(static_cast<std::uint64_t>(elements * elem_bytes));
+  std::int64_t bytes = 0;
+  return !__builtin_mul_overflow(elements, elem_bytes, &bytes) &&
+         tma_stride_ok(static_cast<std::uint64_t>(bytes));
 }
 
 OperandView view(const MatrixRef& ref, std::int64_t rows, std::int64_t cols, bool is_a,
@@ -92,6 +94,26 @@ std::int64_t repacked_stride(const OperandView& v) {
 std::size_t repacked_bytes(const OperandView& v, std::int64_t batch_count) {
   const std::int64_t entries = v.shared ? 1 : batch_count;
   return static_cast<std::size_t>(repacked_ld(v) * v.outer * entries) * size_of(v.dtype);
+}
+
+bool repack_fits(const Problem& problem) {
+  // Both copies and the 256-byte gap between them under 2^62 bytes: the
+  // sums and products above then cannot wrap.
+  constexpr std::int64_t kLimit = std::int64_t{1} << 62;
+  std::int64_t total = 0;
+  for (const OperandView* v : {&problem.a, &problem.b}) {
+    if (v->path != OperandPath::kRepack) continue;
+    const std::int64_t entries = v->shared ? 1 : problem.args.batch_count;
+    std::int64_t bytes = 0;
+    if (__builtin_mul_overflow(repacked_ld(*v), v->outer, &bytes) ||
+        __builtin_mul_overflow(bytes, entries, &bytes) ||
+        __builtin_mul_overflow(bytes, static_cast<std::int64_t>(size_of(v->dtype)), &bytes) ||
+        bytes > kLimit - total - kScratchAlignment) {
+      return false;
+    }
+    total += bytes + kScratchAlignment;
+  }
+  return true;
 }
 
 std::size_t scratch_offset_b(const Problem& problem) {

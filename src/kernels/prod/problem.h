@@ -88,6 +88,9 @@ Problem canonicalize(const GemmArgs& args, bool flipped = false);
 std::int64_t repacked_ld(const OperandView& v);
 std::int64_t repacked_stride(const OperandView& v);
 std::size_t repacked_bytes(const OperandView& v, std::int64_t batch_count);
+// Whether the repacked copies' bytes (below) stay under 2^62, so that none
+// of the sizes wraps; a problem whose copies would not is not supported.
+bool repack_fits(const Problem& problem);
 
 // Scratch the problem's repacked operands need, each 256-byte aligned, A's
 // first: 0 when nothing is repacked. B's copy starts scratch_offset_b bytes
