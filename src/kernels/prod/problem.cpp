@@ -91,23 +91,33 @@ std::int64_t repacked_stride(const OperandView& v) {
   return v.shared ? 0 : repacked_ld(v) * v.outer;
 }
 
-std::size_t repacked_bytes(const OperandView& v, std::int64_t batch_count) {
+namespace {
+
+// An operand's repacked bytes into *bytes; false when the count wraps 64 bits.
+bool copy_bytes(const OperandView& v, std::int64_t batch_count, std::int64_t* bytes) {
   const std::int64_t entries = v.shared ? 1 : batch_count;
-  return static_cast<std::size_t>(repacked_ld(v) * v.outer * entries) * size_of(v.dtype);
+  return !__builtin_mul_overflow(repacked_ld(v), v.outer, bytes) &&
+         !__builtin_mul_overflow(*bytes, entries, bytes) &&
+         !__builtin_mul_overflow(*bytes, static_cast<std::int64_t>(size_of(v.dtype)), bytes);
+}
+
+}  // namespace
+
+std::size_t repacked_bytes(const OperandView& v, std::int64_t batch_count) {
+  std::int64_t bytes = 0;
+  copy_bytes(v, batch_count, &bytes);  // repack_fits: it does not wrap
+  return static_cast<std::size_t>(bytes);
 }
 
 bool repack_fits(const Problem& problem) {
   // Both copies and the 256-byte gap between them under 2^62 bytes: the
-  // sums and products above then cannot wrap.
+  // sums in scratch_bytes and the launch's scratch layout cannot wrap.
   constexpr std::int64_t kLimit = std::int64_t{1} << 62;
   std::int64_t total = 0;
   for (const OperandView* v : {&problem.a, &problem.b}) {
     if (v->path != OperandPath::kRepack) continue;
-    const std::int64_t entries = v->shared ? 1 : problem.args.batch_count;
     std::int64_t bytes = 0;
-    if (__builtin_mul_overflow(repacked_ld(*v), v->outer, &bytes) ||
-        __builtin_mul_overflow(bytes, entries, &bytes) ||
-        __builtin_mul_overflow(bytes, static_cast<std::int64_t>(size_of(v->dtype)), &bytes) ||
+    if (!copy_bytes(*v, problem.args.batch_count, &bytes) ||
         bytes > kLimit - total - kScratchAlignment) {
       return false;
     }
