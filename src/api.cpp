@@ -3,7 +3,9 @@
 #include <tcgemm/registry.h>
 #include <tcgemm/tcgemm.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <string>
 
 #include "dispatch.h"
@@ -80,6 +82,45 @@ std::int64_t span(std::int64_t rows, std::int64_t cols, Layout layout, std::int6
   return offset;
 }
 
+enum class Overlap { kNo, kYes, kUnknown };
+
+// Whether two of `batch` (>= 2) entries overlap, entry b holding the
+// elements b * stride + i * ld + j for i < lines, j < len (1 <= len <= ld,
+// stride >= 0). Entries b < b' share an element where (b' - b) * stride =
+// p * ld + q with |p| < lines and |q| < len: where a multiple t * stride
+// (0 < t < batch) lies within len - 1 of a multiple p * ld (0 <= p < lines).
+// The search walks whichever of t and p has fewer values, at most 2^20 of
+// them: kUnknown when the walk would be longer and found nothing (both
+// counts then exceed 2^20, and disjoint entries would hold over 2^40
+// elements).
+Overlap batch_entries_overlap(std::int64_t lines, std::int64_t len, std::int64_t ld,
+                              std::int64_t stride, std::int64_t batch) {
+  __extension__ typedef __int128 Wide;        // holds products of two int64 values
+  const Wide reach = len - 1;                 // the largest |q|
+  if (stride <= reach) return Overlap::kYes;  // entries 0 and 1 share line 0
+  // t * stride can meet a line start p * ld only up to the last line's end,
+  // and p * ld meets a multiple of stride only up to the last entry's start.
+  const Wide t_last = std::min<Wide>(batch - 1, (Wide{lines - 1} * ld + reach) / stride);
+  const Wide p_last = std::min<Wide>(lines - 1, (Wide{batch - 1} * stride + reach) / ld);
+  constexpr Wide kMaxSteps = Wide{1} << 20;
+  if (t_last <= p_last + 1) {
+    for (Wide t = 1; t <= std::min(t_last, kMaxSteps); ++t) {
+      // The line starts nearest t * stride: p * ld at or below it, and the next.
+      const Wide p = t * stride / ld;
+      const Wide q = t * stride % ld;
+      if ((q <= reach && p < lines) || (ld - q <= reach && p + 1 < lines)) return Overlap::kYes;
+    }
+    return t_last > kMaxSteps ? Overlap::kUnknown : Overlap::kNo;
+  }
+  for (Wide p = 0; p <= std::min(p_last, kMaxSteps - 1); ++p) {
+    // A multiple of stride in [p * ld - reach, p * ld + reach] with 0 < t < batch.
+    const Wide lo = std::max<Wide>(p * ld - reach, stride);
+    const Wide hi = std::min<Wide>(p * ld + reach, Wide{batch - 1} * stride);
+    if (lo <= hi && hi / stride * stride >= lo) return Overlap::kYes;
+  }
+  return p_last + 1 > kMaxSteps ? Overlap::kUnknown : Overlap::kNo;
+}
+
 // Checks one operand: dtype, layout, ld, pointer and batch stride. `name` is
 // "a", "b" or "c"; the matrix is rows x cols; `needed` says whether the
 // pointer is dereferenced for this problem.
@@ -118,18 +159,26 @@ Status check_operand(const char* name, const Ref& ref, std::int64_t rows, std::i
     if (ref.stride < 0) {
       return invalid(n + ".stride=" + std::to_string(ref.stride) + " is negative");
     }
-    // Entries of C must not overlap (inputs may be shared, e.g. stride 0).
-    // Disjoint: one after another (stride >= span), or side by side inside
-    // each line (all entries' line segments fit within ld).
-    const std::int64_t line_len = ref.layout == Layout::kRowMajor ? cols : rows;
+    // Entries of C must not overlap (inputs may be shared, e.g. stride 0);
+    // entries one after another (stride >= span) cannot.
     std::int64_t last_offset = 0;
     const bool offsets_fit = !__builtin_mul_overflow(batch_count - 1, ref.stride, &last_offset);
-    const bool side_by_side =
-        offsets_fit && ref.stride >= line_len && last_offset <= ref.ld - line_len;
-    if (is_output && elements >= 0 && ref.stride < elements && !side_by_side) {
-      return invalid("c.stride=" + std::to_string(ref.stride) +
-                     " makes batch entries of C overlap (each spans " + std::to_string(elements) +
-                     " elements)");
+    if (is_output && elements >= 0 && ref.stride < elements) {
+      const bool row_major = ref.layout == Layout::kRowMajor;
+      switch (batch_entries_overlap(row_major ? rows : cols, row_major ? cols : rows, ref.ld,
+                                    ref.stride, batch_count)) {
+        case Overlap::kNo:
+          break;
+        case Overlap::kYes:
+          return invalid("c.stride=" + std::to_string(ref.stride) +
+                         " makes batch entries of C overlap (each spans " +
+                         std::to_string(elements) + " elements)");
+        case Overlap::kUnknown:
+          return invalid("c.stride=" + std::to_string(ref.stride) +
+                         " interleaves batch entries of C too finely to check that they do not "
+                         "overlap (disjoint entries so interleaved would span over 2^40 "
+                         "elements)");
+      }
     }
     if (!offsets_fit || elements < 0 || __builtin_add_overflow(last_offset, elements, &total)) {
       total = -1;
@@ -147,19 +196,46 @@ Status check_operand(const char* name, const Ref& ref, std::int64_t rows, std::i
   return Status::success();
 }
 
+// Whether a failed device query means there is no device tcgemm can use
+// (kArchMismatch) rather than a CUDA failure on a device that exists, such as
+// a sticky error left by an earlier kernel (kCudaError).
+bool means_no_device(cudaError_t err) {
+  switch (err) {
+    case cudaErrorNoDevice:
+    case cudaErrorInvalidDevice:
+    case cudaErrorInsufficientDriver:
+    case cudaErrorSystemDriverMismatch:
+    case cudaErrorCompatNotSupportedOnDevice:
+    case cudaErrorDevicesUnavailable:
+    case cudaErrorStubLibrary:
+      return true;
+    default:
+      return false;
+  }
+}
+
 DeviceCaps current_device(Status& status) {
   int device = 0;
+  const char* call = "cudaGetDevice";
   cudaError_t err = cudaGetDevice(&device);
   int major = 0;
   int minor = 0;
-  if (err == cudaSuccess)
+  if (err == cudaSuccess) {
+    call = "cudaDeviceGetAttribute";
     err = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
+  }
   if (err == cudaSuccess)
     err = cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device);
   if (err != cudaSuccess) {
-    cudaGetLastError();  // a failed query must not poison the caller's next CUDA call
-    status = {StatusCode::kArchMismatch,
-              std::string("no usable CUDA device: ") + cudaGetErrorString(err)};
+    // The failed query set the runtime's last error; clear it, the status
+    // reports it (a sticky error stays: it is the context's, not this call's).
+    cudaGetLastError();
+    if (means_no_device(err)) {
+      status = {StatusCode::kArchMismatch,
+                std::string("no usable CUDA device: ") + call + ": " + cudaGetErrorString(err)};
+    } else {
+      status = {StatusCode::kCudaError, std::string(call) + " failed: " + cudaGetErrorString(err)};
+    }
     return {};
   }
   return {major * 10 + minor};
@@ -202,17 +278,21 @@ Status validate(const GemmArgs& args) {
   }
   // The workspace is checked whatever the problem: it describes the caller's
   // buffer, not this problem's need of it.
-  const auto workspace = reinterpret_cast<std::uintptr_t>(args.workspace);
-  if (workspace == 0) {
-    if (args.workspace_bytes == 0) return Status::success();
+  return validate_workspace(args.workspace, args.workspace_bytes);
+}
+
+Status validate_workspace(const void* workspace, std::size_t workspace_bytes) {
+  const auto address = reinterpret_cast<std::uintptr_t>(workspace);
+  if (address == 0) {
+    if (workspace_bytes == 0) return Status::success();
     return invalid("workspace is a null pointer, but workspace_bytes=" +
-                   std::to_string(args.workspace_bytes));
+                   std::to_string(workspace_bytes));
   }
-  if (workspace % kWorkspaceAlignment != 0) {
+  if (address % kWorkspaceAlignment != 0) {
     return invalid("workspace is not " + std::to_string(kWorkspaceAlignment) + "-byte aligned");
   }
-  if (workspace > UINTPTR_MAX - args.workspace_bytes) {
-    return invalid("workspace: workspace_bytes=" + std::to_string(args.workspace_bytes) +
+  if (address > UINTPTR_MAX - workspace_bytes) {
+    return invalid("workspace: workspace_bytes=" + std::to_string(workspace_bytes) +
                    " runs past the end of the address space");
   }
   return Status::success();

@@ -6,6 +6,7 @@
 #include <tcgemm/registry.h>
 #include <tcgemm/tcgemm.h>
 
+#include <cstddef>
 #include <span>
 
 namespace tcgemm {
@@ -36,5 +37,12 @@ KernelChoice choose_kernel(std::span<const KernelInfo> kernels, const KernelInfo
 // or alpha 0).
 KernelChoice choose_for_call(const GemmArgs& args, const GemmOptions& options,
                              bool unlimited_workspace);
+
+// validate()'s check of a caller's workspace, whatever the problem needs: a
+// null workspace with workspace_bytes > 0, a non-null one not
+// kWorkspaceAlignment-byte aligned, or one running past the end of the
+// address space is kInvalidValue naming it. GemmPlan::run checks its
+// workspace argument with it too.
+Status validate_workspace(const void* workspace, std::size_t workspace_bytes);
 
 }  // namespace tcgemm

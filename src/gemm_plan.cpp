@@ -147,6 +147,8 @@ Status GemmPlan::run(const void* a, const void* b, void* c, float alpha, float b
   const State& s = *state_;
   if (!std::isfinite(alpha)) return {StatusCode::kInvalidValue, "alpha is not finite"};
   if (!std::isfinite(beta)) return {StatusCode::kInvalidValue, "beta is not finite"};
+  // As gemm() checks GemmArgs::workspace: whether or not the plan needs one.
+  if (Status st = validate_workspace(workspace, workspace_bytes); !st.ok()) return st;
   if (s.kind == State::Kind::kNothing) return Status::success();
   if (Status st = check_pointer("c", c, s.args.c.dtype, s.aligned[2]); !st.ok()) return st;
   const bool reads_inputs =
@@ -178,9 +180,6 @@ Status GemmPlan::run(const void* a, const void* b, void* c, float alpha, float b
   if (s.workspace_bytes > 0) {
     base = s.owned_workspace;
     if (workspace != nullptr) {
-      if (reinterpret_cast<std::uintptr_t>(workspace) % kWorkspaceAlignment != 0) {
-        return {StatusCode::kInvalidValue, "workspace is not 256-byte aligned"};
-      }
       if (workspace_bytes < s.workspace_bytes) {
         return {StatusCode::kInvalidValue,
                 "workspace_bytes=" + std::to_string(workspace_bytes) + " is less than the " +

@@ -30,8 +30,8 @@ namespace tcgemm {
 // workspace of that size, allocated by create(); run() uses the caller's
 // workspace instead when one of at least workspace_size() bytes is given.
 // Runs of one plan on different streams that may overlap need a workspace
-// each. A plan is movable, not copyable; destroying it frees its workspace
-// (cudaFree: synchronizes the device).
+// each. A plan is movable (the moved-from plan is empty), not copyable;
+// destroying it frees its workspace (cudaFree: synchronizes the device).
 class GemmPlan {
  public:
   GemmPlan();
@@ -48,13 +48,18 @@ class GemmPlan {
   static Status create(const GemmArgs& args, const GemmOptions& options, GemmPlan* plan);
 
   // C = alpha * A * B + beta * C on `stream` with the planned problem.
-  // kInvalidValue (naming the argument) for a null or misaligned pointer,
-  // non-finite alpha or beta, a workspace that is too small or misaligned,
-  // or an empty plan; kCudaError when a launch fails.
+  // kInvalidValue (naming the argument), nothing enqueued, for a null or
+  // misaligned pointer, non-finite alpha or beta, a workspace gemm() would
+  // refuse (null with workspace_bytes > 0, or not 256-byte aligned, whether
+  // or not the plan needs one), a workspace smaller than workspace_size()
+  // when the plan needs one, or an empty plan; kCudaError when a launch
+  // fails (as for gemm(): what was enqueued before it may still run).
   Status run(const void* a, const void* b, void* c, float alpha, float beta,
              cudaStream_t stream = nullptr, void* workspace = nullptr,
              std::size_t workspace_bytes = 0) const;
 
+  // Whether the plan holds no problem: default-constructed, moved from, or
+  // left so by a failed create(). run() on an empty plan is kInvalidValue.
   bool empty() const;
   // Bytes of scratch the planned kernel uses (0: none).
   std::size_t workspace_size() const;

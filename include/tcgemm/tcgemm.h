@@ -15,8 +15,13 @@
 //
 // The call is asynchronous: it enqueues work on `stream` and never
 // synchronizes the device. It is thread-safe (no global mutable state besides
-// a once-initialized driver entry point). On any error nothing is enqueued and
-// C is untouched.
+// a once-initialized driver entry point). Every error tcgemm decides itself
+// (kInvalidValue, kNotSupported, kArchMismatch) is found before anything is
+// enqueued: nothing runs and C is untouched. kCudaError reports a CUDA call
+// that failed part way through (an allocation, a launch); what was enqueued
+// before it (a scratch allocation, an operand repack, the first of a split
+// GEMM's kernels, earlier batch chunks of C = beta * C) may still run, so C
+// may be partly written, as after CUBLAS_STATUS_EXECUTION_FAILED.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -55,7 +60,10 @@ std::size_t size_of(DType dtype);           // bytes per element
 
 // One matrix operand: pointer, dtype, storage order and leading dimension (in
 // elements). `stride` is the distance in elements between consecutive batch
-// entries; it is ignored when batch_count == 1.
+// entries; it is ignored when batch_count == 1. A and B entries may overlap
+// (stride 0 shares one matrix); C entries must not share an element, but may
+// interleave (entries side by side in each line of ldc, or starting inside
+// one another's gaps): validate() checks exactly which elements meet.
 struct MatrixRef {
   const void* ptr = nullptr;
   DType dtype = DType::kBF16;

@@ -208,7 +208,8 @@ def matmul(a, b, *, out=None, alpha=1.0, beta=0.0, out_dtype=None, stream=None, 
         JAX. The call is asynchronous on ``stream`` for torch and CuPy; for
         other frameworks it waits for the stream before returning.
 
-    Raises (before anything is written; ``out`` is untouched):
+    Raises (all but CudaError before anything is written; ``out`` is then
+    untouched):
         InvalidTypeError (TypeError): not a tensor, dtype not bf16/fp16,
             dtypes that differ, bad out_dtype/alpha/beta/kernel/stream types.
         InvalidValueError (ValueError): shapes that do not multiply or
@@ -220,7 +221,8 @@ def matmul(a, b, *, out=None, alpha=1.0, beta=0.0, out_dtype=None, stream=None, 
         NotSupportedError (NotImplementedError): M, N or K above 2^31 - 257,
             or a named kernel that cannot run the problem.
         ArchMismatchError (RuntimeError): no sm_90 (Hopper) device.
-        CudaError (RuntimeError): a CUDA call failed.
+        CudaError (RuntimeError): a CUDA call failed (part way through:
+            work enqueued before it may still run and write ``out``).
         Each names the argument at fault in its message and ``.argument``.
     """
     function = "tcgemm.matmul"

@@ -1,5 +1,10 @@
 """Shared fixtures. GPU tests need torch with CUDA and an sm_90 (Hopper)
-device; without one they skip, saying why."""
+device; without one they skip, saying why, or fail where the environment
+variable TCGEMM_REQUIRE_GPU is set (to anything but "" or "0", as on the GPU
+machine: scripts/python-check), so that a broken torch or a hidden device
+cannot turn the GPU suite into a row of skips."""
+
+import os
 
 import pytest
 
@@ -20,11 +25,20 @@ def _gpu_skip_reason():
 GPU_SKIP_REASON = _gpu_skip_reason()
 
 
+def require_gpu():
+    """Skips the calling test without a usable GPU (fails it when
+    TCGEMM_REQUIRE_GPU is set)."""
+    if GPU_SKIP_REASON is None:
+        return
+    if os.environ.get("TCGEMM_REQUIRE_GPU", "") not in ("", "0"):
+        pytest.fail(f"TCGEMM_REQUIRE_GPU is set, but {GPU_SKIP_REASON}")
+    pytest.skip(GPU_SKIP_REASON)
+
+
 @pytest.fixture(scope="session")
 def torch_cuda():
     """torch, on a Hopper GPU, with fp32 references computed in true fp32."""
-    if GPU_SKIP_REASON is not None:
-        pytest.skip(GPU_SKIP_REASON)
+    require_gpu()
     import torch
 
     torch.backends.cuda.matmul.allow_tf32 = False

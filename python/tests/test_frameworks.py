@@ -4,9 +4,12 @@ without an sm_90 GPU)."""
 import pytest
 
 import tcgemm
-from conftest import GPU_SKIP_REASON
+from conftest import require_gpu
 
-pytestmark = pytest.mark.skipif(GPU_SKIP_REASON is not None, reason=str(GPU_SKIP_REASON))
+
+@pytest.fixture(autouse=True)
+def _needs_a_gpu():
+    require_gpu()
 
 
 def small_ints(np, shape, seed):

@@ -301,6 +301,7 @@ enum class BatchMode : int {
   kPadded,             // gaps between entries: strides span + 3 (A), + 5 (B), + 7 (C)
   kCSideBySide,        // C's entries side by side within each line (ldc spans them all)
   kOverlappingInputs,  // A's stride 1 element, B's one line: input entries overlap
+  kCInterleaved,       // C's entry b starts b lines down, beside the entries before it
 };
 
 inline const char* to_string(BatchMode mode) {
@@ -319,6 +320,8 @@ inline const char* to_string(BatchMode mode) {
       return "C-side-by-side";
     case BatchMode::kOverlappingInputs:
       return "overlapping-inputs";
+    case BatchMode::kCInterleaved:
+      return "C-interleaved";
   }
   return "?";
 }
@@ -413,6 +416,15 @@ inline CaseLayouts layouts_of(const GemmCase& c) {
       l.a.stride = 1;
       l.b.stride = l.b.ld;
       l.c.stride = l.c.entry_span();
+      break;
+    case BatchMode::kCInterleaved:
+      // As kCSideBySide, but entry b also starts b lines down: its line i
+      // lies beside entry 0's line i + b. Each entry starts inside the span
+      // of the ones before it, and no two share an element.
+      l.a.stride = l.a.entry_span();
+      l.b.stride = l.b.entry_span();
+      l.c.ld = c_line + (batch - 1) * (c_line + 1) + c.ldc_pad;
+      l.c.stride = l.c.ld + c_line + 1;
       break;
   }
   return l;

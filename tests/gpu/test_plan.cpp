@@ -10,7 +10,9 @@
 #include <tcgemm/gemm_plan.h>
 #include <tcgemm/tcgemm.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -207,6 +209,23 @@ TEST_F(GemmPlanTest, RefusesAPointerOfAnotherAlignmentAndASmallWorkspace) {
   const GemmArgs& o = odd.args();
   EXPECT_EQ(odd_plan.run(o.a.ptr, o.b.ptr, o.c.ptr, 1.0f, 0.0f, nullptr, small.get(), 256).code,
             tcgemm::StatusCode::kInvalidValue);
+  // A workspace gemm() would refuse is refused whether or not the plan
+  // needs one: null with a size, or off 256 bytes (the size enough, so
+  // that only the address is wrong).
+  ASSERT_EQ(plan.workspace_size(), 0u);
+  for (const GemmPlan* which : {&plan, &odd_plan}) {
+    const GemmArgs& w = which == &plan ? a : o;
+    const std::size_t bytes = std::max<std::size_t>(which->workspace_size(), 256);
+    const tcgemm::Status null_workspace =
+        which->run(w.a.ptr, w.b.ptr, w.c.ptr, 1.0f, 0.0f, nullptr, nullptr, bytes);
+    EXPECT_EQ(null_workspace.code, tcgemm::StatusCode::kInvalidValue);
+    EXPECT_NE(null_workspace.message.find("workspace is a null pointer"), std::string::npos)
+        << null_workspace.message;
+    const tcgemm::Status off_256 = which->run(w.a.ptr, w.b.ptr, w.c.ptr, 1.0f, 0.0f, nullptr,
+                                              static_cast<char*>(small.get()) + 16, bytes);
+    EXPECT_EQ(off_256.code, tcgemm::StatusCode::kInvalidValue);
+    EXPECT_NE(off_256.message.find("256-byte aligned"), std::string::npos) << off_256.message;
+  }
   TCGEMM_CHECK_CUDA(cudaDeviceSynchronize());
   std::int64_t at = -1;
   EXPECT_EQ(count_differences(before, p.download_c(), at), 0)

@@ -748,6 +748,10 @@ std::vector<ClassCase> class_cases() {
       c = make_case(64, 64, 64, o, in, in, ++seed);
       c.batch = BatchMode::kCSideBySide;
       add("batch, C entries side by side", c);
+      c = make_case(64, 64, 64, o, in, in, ++seed);
+      c.batch = BatchMode::kCInterleaved;
+      c.beta = 1.0f;
+      add("batch, C entries interleaved across lines", c);
       c = make_case(136, 120, 64, o, in, DType::kFP32, ++seed);
       add("fp32 out", c);
       c = make_case(1, 264, 192, o, in, in, ++seed);
@@ -1113,6 +1117,8 @@ TEST_F(ProdBatch, OverlappingCEntriesAreInvalidAndLeaveCUntouched) {
       {"stride one short of the span", args_for(2, m, span - 1)},
       {"side by side, stride below the column length", args_for(3, 3 * m, m - 1)},
       {"side by side, ldc one short of the last entry", args_for(3, 3 * m - 1, m)},
+      // Entry 1's column j beside entry 0's column j + 1, one element too far up.
+      {"interleaved across columns, sharing one element", args_for(2, 2 * m + 1, 3 * m)},
   };
   for (const Overlap& o : overlaps) {
     SCOPED_TRACE(o.what);
@@ -1131,6 +1137,7 @@ TEST_F(ProdBatch, OverlappingCEntriesAreInvalidAndLeaveCUntouched) {
   // The boundaries are where validate() puts them.
   EXPECT_TRUE(IsOk(tcgemm::validate(args_for(2, m, span))));
   EXPECT_TRUE(IsOk(tcgemm::validate(args_for(3, 3 * m, m))));
+  EXPECT_TRUE(IsOk(tcgemm::validate(args_for(2, 2 * m + 1, 3 * m + 1))));
 }
 
 // batch_count past 65535 (what a grid's y or z dimension holds): every entry

@@ -16,6 +16,8 @@
 #include <string_view>
 #include <vector>
 
+#include "dispatch.h"
+
 namespace {
 
 using tcgemm::DeviceCaps;
@@ -259,14 +261,16 @@ TEST(Registry, EveryKernelRefusesLayoutsItDoesNotList) {
   }
 }
 
-TEST(Registry, EveryKernelRefusesBatchesLargerThanItsMaximum) {
+TEST(Registry, EveryKernelTakesBatchesUpToItsMaximumAndNoMore) {
   for (const KernelInfo& k : tcgemm::registry()) {
-    if (k.constraints.max_batch >= 1 << 30) continue;
     GemmArgs args = conforming_problem(k.constraints);
-    args.batch_count = k.constraints.max_batch + 1;
+    args.batch_count = k.constraints.max_batch;  // 1 for the ladder, 2^31 - 1 for prod
     args.a.stride = args.a.ld * 1024;
     args.b.stride = args.b.ld * 1024;
     args.c.stride = args.c.ld * 1024;
+    EXPECT_EQ(tcgemm::check_constraints(k.constraints, args, device_for(k.constraints)), "")
+        << k.name;
+    args.batch_count = std::int64_t{k.constraints.max_batch} + 1;
     EXPECT_TRUE(RefusedNaming(
         tcgemm::check_constraints(k.constraints, args, device_for(k.constraints)), "batch_count"))
         << k.name;
@@ -600,32 +604,20 @@ TEST_P(WmmaLadderStep, IsNeverDispatchedAndOnlyTheHazardStepIsUnsafe) {
   EXPECT_EQ(kernel_->description.starts_with("UNSAFE"), GetParam().name == "wmma-09");
 }
 
+// The kernel the dispatcher picks for args on an sm_90 device with
+// unlimited workspace.
+std::string_view dispatched(const GemmArgs& args) {
+  const tcgemm::KernelChoice choice =
+      tcgemm::choose_kernel(tcgemm::registry(), nullptr, args, DeviceCaps{90}, true);
+  return choice.kernel == nullptr ? std::string_view{} : choice.kernel->name;
+}
+
 TEST(WmmaDispatch, EveryNnTileMultipleHasADispatchedKernelWhateverItsLdc) {
   for (std::int64_t ldc_pad : {0, 3, 8}) {
     GemmArgs args = nn_problem(512, 384, 1024, DType::kFP16, DType::kFP16);
     args.c.ld += ldc_pad;
-    bool served = false;
-    for (const KernelInfo& k : tcgemm::registry()) {
-      if (k.dispatch_rank > 0 &&
-          tcgemm::check_constraints(k.constraints, args, DeviceCaps{90}).empty()) {
-        served = true;
-      }
-    }
-    EXPECT_TRUE(served) << "ldc=" << args.c.ld;
+    EXPECT_NE(dispatched(args), "") << "ldc=" << args.c.ld;
   }
-}
-
-// The kernel tcgemm::gemm would pick: the applicable one of highest rank.
-std::string_view dispatched(const GemmArgs& args) {
-  const KernelInfo* best = nullptr;
-  for (const KernelInfo& k : tcgemm::registry()) {
-    if (k.dispatch_rank > 0 &&
-        tcgemm::check_constraints(k.constraints, args, DeviceCaps{90}).empty() &&
-        (best == nullptr || k.dispatch_rank > best->dispatch_rank)) {
-      best = &k;
-    }
-  }
-  return best == nullptr ? std::string_view{} : best->name;
 }
 
 TEST(WmmaDispatch, NnProblemsGoToTheProductionFamily) {
@@ -870,13 +862,6 @@ TEST_F(CheckWorkspace, AcceptsAnythingForAKernelWithoutAWorkspaceFunction) {
 TEST_F(CheckWorkspace, AcceptsNoWorkspaceWhenTheKernelAsksForZeroBytes) {
   kernel_.workspace_bytes = &no_workspace_bytes;
   EXPECT_EQ(check(), "");
-}
-
-TEST(Registry, KernelsWithoutAWorkspaceFunctionRunWithoutAWorkspace) {
-  for (const KernelInfo& k : tcgemm::registry()) {
-    if (k.workspace_bytes != nullptr) continue;
-    EXPECT_EQ(tcgemm::check_workspace(k, conforming_problem(k.constraints)), "") << k.name;
-  }
 }
 
 // ---- describe ------------------------------------------------------------------------

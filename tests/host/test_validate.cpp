@@ -3,18 +3,19 @@
 // kInvalidValue and a message naming it, and nothing here needs a GPU
 // (validate never touches the device; gemm refuses bad arguments before it
 // looks for one).
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
 #include <tcgemm/gemm_plan.h>
 #include <tcgemm/tcgemm.h>
 
-#include <cuda_runtime_api.h>
-#include <gtest/gtest.h>
-
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 namespace {
 
@@ -429,6 +430,109 @@ TEST(Validate, AcceptsOutputBatchesSideBySideWithinEachColumn) {
   EXPECT_TRUE(InvalidNaming(tcgemm::validate(args), "c.stride"));
 }
 
+TEST(Validate, AcceptsOutputBatchesInterleavedAcrossLines) {
+  // C row-major 3 x 2, ldc = 4, stride 6: entry 0 holds offsets {0,1,4,5,8,9},
+  // entry 1 {6,7,10,11,14,15}. Disjoint, though entry 1 starts inside entry 0.
+  GemmArgs args = make_args(3, 2, 8, Layout::kRowMajor, Layout::kColMajor, Layout::kRowMajor);
+  args.batch_count = 2;
+  args.c.ld = 4;
+  args.c.stride = 6;
+  EXPECT_TRUE(Ok(tcgemm::validate(args)));
+  args.c.stride = 5;  // entry 1's (0, 0) is entry 0's (1, 1)
+  EXPECT_TRUE(InvalidNaming(tcgemm::validate(args), "overlap"));
+}
+
+// Whether two of the batch entries of a rows x cols C share an element,
+// found by marking every element of every entry.
+bool entries_share_an_element(std::int64_t rows, std::int64_t cols, Layout layout, std::int64_t ld,
+                              std::int64_t stride, std::int64_t batch) {
+  const std::int64_t lines = layout == Layout::kRowMajor ? rows : cols;
+  const std::int64_t len = layout == Layout::kRowMajor ? cols : rows;
+  std::vector<int> owner(static_cast<std::size_t>((batch - 1) * stride + lines * ld), -1);
+  for (std::int64_t b = 0; b < batch; ++b) {
+    for (std::int64_t i = 0; i < lines; ++i) {
+      for (std::int64_t j = 0; j < len; ++j) {
+        int& o = owner[static_cast<std::size_t>(b * stride + i * ld + j)];
+        if (o >= 0) return true;
+        o = static_cast<int>(b);
+      }
+    }
+  }
+  return false;
+}
+
+TEST(Validate, RefusesExactlyTheOutputBatchesThatOverlap) {
+  // Every small C (both layouts, ldc tight to tight + 5, every stride up to
+  // past the span, 2 to 5 entries) against a brute-force marking of its
+  // elements: validate refuses C's stride exactly when two entries meet.
+  int refused = 0;
+  int accepted = 0;
+  for (Layout layout : {Layout::kRowMajor, Layout::kColMajor}) {
+    for (std::int64_t rows = 1; rows <= 4; ++rows) {
+      for (std::int64_t cols = 1; cols <= 4; ++cols) {
+        const std::int64_t len = layout == Layout::kRowMajor ? cols : rows;
+        for (std::int64_t ld = len; ld <= len + 5; ++ld) {
+          const std::int64_t span = (layout == Layout::kRowMajor ? rows : cols) * ld;
+          for (std::int64_t stride = 0; stride <= span + 1; ++stride) {
+            for (std::int64_t batch = 2; batch <= 5; ++batch) {
+              GemmArgs args =
+                  make_args(rows, cols, 8, Layout::kRowMajor, Layout::kColMajor, layout);
+              args.batch_count = batch;
+              args.c.ld = ld;
+              args.c.stride = stride;
+              const bool overlap = entries_share_an_element(rows, cols, layout, ld, stride, batch);
+              const Status s = tcgemm::validate(args);
+              if (overlap) {
+                EXPECT_TRUE(InvalidNaming(s, "c.stride"))
+                    << rows << " x " << cols << " " << tcgemm::to_string(layout) << " ldc=" << ld
+                    << " stride=" << stride << " batch=" << batch;
+                ++refused;
+              } else {
+                EXPECT_TRUE(Ok(s)) << rows << " x " << cols << " " << tcgemm::to_string(layout)
+                                   << " ldc=" << ld << " stride=" << stride << " batch=" << batch;
+                ++accepted;
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  // Both answers occur often (the sweep is not one-sided).
+  EXPECT_GT(refused, 1000);
+  EXPECT_GT(accepted, 1000);
+}
+
+TEST(Validate, ChecksLargeInterleavedOutputBatchesByTheShorterWalk) {
+  // C column-major 1 x 2^22 (2^22 lines of one element, ldc = 2^22) with a
+  // stride of 1: entry b is row b of every column. The walk over lines is one
+  // step long; the walk over entries, 2^22 steps, would pass the 2^20 cap and
+  // end "too finely interleaved".
+  GemmArgs args = make_args(1, 1 << 22, 8, Layout::kRowMajor, Layout::kColMajor, Layout::kColMajor);
+  args.batch_count = 1 << 22;
+  args.c.ld = 1 << 22;
+  args.c.stride = 1;
+  EXPECT_TRUE(Ok(tcgemm::validate(args)));
+  args.batch_count = (1 << 22) + 1;  // entry 2^22 is entry 0's second column
+  EXPECT_TRUE(InvalidNaming(tcgemm::validate(args), "overlap"));
+  // ldc = 2^21, stride 2^21 + 1: entries 2^21 - 2 apart at most never meet
+  // (t * (2^21 + 1) = p * 2^21 needs t a multiple of 2^21), but both walks
+  // are 2^21 long, over the cap: refused as unverifiable (such entries would
+  // hold 2^42 elements), not walked.
+  args = make_args(1, 1 << 21, 8, Layout::kRowMajor, Layout::kColMajor, Layout::kColMajor);
+  args.batch_count = (1 << 21) - 1;
+  args.c.ld = 1 << 21;
+  args.c.stride = (1 << 21) + 1;
+  EXPECT_TRUE(InvalidNaming(tcgemm::validate(args), "too finely"));
+  // With stride 3 and ldc = 2 entries 0 and 2 meet at once (6 = 3 * 2),
+  // however long the walks would be.
+  args = make_args(1, 1 << 22, 8, Layout::kRowMajor, Layout::kColMajor, Layout::kColMajor);
+  args.batch_count = 1 << 22;
+  args.c.ld = 2;
+  args.c.stride = 3;
+  EXPECT_TRUE(InvalidNaming(tcgemm::validate(args), "overlap"));
+}
+
 // ---- the GEMM workspace ------------------------------------------------------------------
 
 // A fake workspace address, 256-byte aligned like a cudaMalloc result.
@@ -484,31 +588,6 @@ TEST(Gemm, RejectsABadWorkspaceBeforeLookingForADevice) {
   GemmArgs args = tn_args();
   args.workspace_bytes = 4096;
   EXPECT_TRUE(InvalidNaming(tcgemm::gemm(args), "workspace"));
-}
-
-TEST(WorkspaceSize, IsZeroForInvalidArguments) {
-  GemmArgs args = tn_args();
-  args.c.ld = 1;
-  EXPECT_EQ(tcgemm::workspace_size(args), 0u);
-  args = tn_args();
-  args.workspace_bytes = 4096;  // without a workspace
-  EXPECT_EQ(tcgemm::workspace_size(args), 0u);
-}
-
-TEST(WorkspaceSize, IsZeroForAnUnknownKernelName) {
-  tcgemm::GemmOptions options;
-  options.kernel = "no_such_kernel";
-  EXPECT_EQ(tcgemm::workspace_size(tn_args(), options), 0u);
-}
-
-TEST(WorkspaceSize, IsZeroWhenNoGemmKernelRuns) {
-  // M or N == 0 does nothing; K == 0 and alpha == 0 only scale C.
-  EXPECT_EQ(tcgemm::workspace_size(make_args(0, 48, 32)), 0u);
-  EXPECT_EQ(tcgemm::workspace_size(make_args(64, 0, 32)), 0u);
-  EXPECT_EQ(tcgemm::workspace_size(make_args(64, 48, 0)), 0u);
-  GemmArgs args = tn_args();
-  args.alpha = 0.0f;
-  EXPECT_EQ(tcgemm::workspace_size(args), 0u);
 }
 
 TEST(WorkspaceSize, IsZeroWithoutAGpu) {
@@ -589,6 +668,62 @@ TEST(GemmPlanCreate, IgnoresTheScalarsAndWorkspaceItWillNotRun) {
       EXPECT_TRUE(plan.empty());
     }
   }
+}
+
+TEST(GemmPlanCreate, RefusesANullPlan) {
+  EXPECT_TRUE(InvalidNaming(tcgemm::GemmPlan::create(tn_args(), {}, nullptr), "plan"));
+}
+
+TEST(GemmPlanCreate, LeavesThePlanEmptyOnError) {
+  tcgemm::GemmPlan plan;
+  ASSERT_TRUE(Ok(tcgemm::GemmPlan::create(make_args(0, 48, 32), {}, &plan)));
+  ASSERT_FALSE(plan.empty());
+  GemmArgs bad = tn_args();
+  bad.c.ld = 1;
+  EXPECT_TRUE(InvalidNaming(tcgemm::GemmPlan::create(bad, {}, &plan), "ldc=1"));
+  EXPECT_TRUE(plan.empty());
+  EXPECT_EQ(plan.workspace_size(), 0u);
+  EXPECT_FALSE(plan.description().status.ok());
+}
+
+TEST(GemmPlanRun, AnEmptyPlanSaysSo) {
+  const tcgemm::GemmPlan plan;
+  EXPECT_TRUE(plan.empty());
+  EXPECT_TRUE(InvalidNaming(plan.run(kFakeA, kFakeB, kFakeC, 1.0f, 0.0f), "empty"));
+  EXPECT_FALSE(plan.description().status.ok());
+}
+
+// M == 0 plans a BLAS quick return without a device: runs do nothing, but
+// their arguments are checked as gemm() checks them.
+TEST(GemmPlanRun, AQuickReturnPlanChecksItsScalarsAndWorkspace) {
+  tcgemm::GemmPlan plan;
+  ASSERT_TRUE(Ok(tcgemm::GemmPlan::create(make_args(0, 48, 32), {}, &plan)));
+  EXPECT_EQ(plan.workspace_size(), 0u);
+  EXPECT_TRUE(plan.description().kernel.empty());
+  EXPECT_NE(plan.description().config.find("nothing to compute"), std::string::npos)
+      << plan.description().config;
+  EXPECT_TRUE(Ok(plan.run(nullptr, nullptr, nullptr, 1.0f, 0.0f)));
+  EXPECT_TRUE(InvalidNaming(plan.run(nullptr, nullptr, nullptr, std::nanf(""), 0.0f), "alpha"));
+  EXPECT_TRUE(InvalidNaming(
+      plan.run(nullptr, nullptr, nullptr, 1.0f, std::numeric_limits<float>::infinity()), "beta"));
+  EXPECT_TRUE(InvalidNaming(plan.run(nullptr, nullptr, nullptr, 1.0f, 0.0f, nullptr, nullptr, 256),
+                            "workspace is a null pointer"));
+  EXPECT_TRUE(InvalidNaming(plan.run(nullptr, nullptr, nullptr, 1.0f, 0.0f, nullptr,
+                                     static_cast<std::byte*>(kFakeWorkspace) + 16, 256),
+                            "256-byte aligned"));
+  EXPECT_TRUE(Ok(plan.run(nullptr, nullptr, nullptr, 1.0f, 0.0f, nullptr, kFakeWorkspace, 256)));
+}
+
+TEST(GemmPlan, MovingAPlanLeavesTheSourceEmpty) {
+  tcgemm::GemmPlan plan;
+  ASSERT_TRUE(Ok(tcgemm::GemmPlan::create(make_args(48, 0, 32), {}, &plan)));
+  tcgemm::GemmPlan moved = std::move(plan);
+  EXPECT_FALSE(moved.empty());
+  EXPECT_TRUE(plan.empty());  // NOLINT(bugprone-use-after-move): the moved-from state is specified
+  tcgemm::GemmPlan assigned;
+  assigned = std::move(moved);
+  EXPECT_FALSE(assigned.empty());
+  EXPECT_TRUE(moved.empty());  // NOLINT(bugprone-use-after-move)
 }
 
 // ---- names ------------------------------------------------------------------------------
