@@ -240,10 +240,12 @@ std::optional<TensorInfo> inspect(nb::handle obj, bool writable) {
 
 // Device memory of `bytes`, exported through DLPack as a tensor of `shape`
 // (C-contiguous) and `dtype` (bf16 / fp16 / fp32 as tcgemm::DType) on CUDA
-// device `device`. cudaMalloc, not stream-ordered: whoever ends up owning it
-// may free it from any stream; cudaFree waits for work using it.
-std::tuple<nb::ndarray<>, std::uintptr_t> empty(const std::vector<std::int64_t>& shape, int dtype,
-                                                int device) {
+// device `device`, with its address; or (None, 0, status) when the device
+// cannot be used (kArchMismatch, as run_gemm reports it) or the allocation
+// fails (kCudaError). cudaMalloc, not stream-ordered: whoever ends up owning
+// it may free it from any stream; cudaFree waits for work using it.
+std::tuple<nb::object, std::uintptr_t, StatusTuple> empty(const std::vector<std::int64_t>& shape,
+                                                          int dtype, int device) {
   std::size_t elements = 1;
   std::vector<std::size_t> dims;
   for (std::int64_t s : shape) {
@@ -256,19 +258,25 @@ std::tuple<nb::ndarray<>, std::uintptr_t> empty(const std::vector<std::int64_t>&
   void* ptr = nullptr;
   {
     DeviceScope scope(device);
-    if (!scope.status().ok()) throw std::runtime_error("tcgemm: " + scope.status().message);
+    if (!scope.status().ok()) {
+      return {nb::none(), 0,
+              to_tuple({tcgemm::StatusCode::kArchMismatch, "cannot use CUDA device " +
+                                                               std::to_string(device) + ": " +
+                                                               scope.status().message})};
+    }
     if (cudaError_t err = cudaMalloc(&ptr, bytes); err != cudaSuccess) {
-      cudaGetLastError();
-      throw std::runtime_error("tcgemm: cudaMalloc of " + std::to_string(bytes) +
-                               " bytes failed: " + cudaGetErrorString(err));
+      const tcgemm::Status s = cuda_status(err, "cudaMalloc");
+      return {nb::none(), 0,
+              to_tuple({s.code, "allocating the " + std::to_string(bytes) +
+                                    "-byte result failed: " + s.message})};
     }
   }
   nb::capsule owner(ptr, [](void* p) noexcept { cudaFree(p); });
   const nb::dlpack::dtype dl = d == tcgemm::DType::kBF16   ? nb::dlpack::dtype{kDLBfloat, 16, 1}
                                : d == tcgemm::DType::kFP16 ? nb::dlpack::dtype{kDLFloat, 16, 1}
                                                            : nb::dlpack::dtype{kDLFloat, 32, 1};
-  return {nb::ndarray<>(ptr, dims.size(), dims.data(), owner, nullptr, dl, kDLCUDA, device),
-          reinterpret_cast<std::uintptr_t>(ptr)};
+  nb::ndarray<> array(ptr, dims.size(), dims.data(), owner, nullptr, dl, kDLCUDA, device);
+  return {nb::cast(array), reinterpret_cast<std::uintptr_t>(ptr), std::nullopt};
 }
 
 // Makes `consumer` wait for the work enqueued so far on `producer` (an event
@@ -425,9 +433,10 @@ NB_MODULE(_C, m) {
       "A Plan for the problem (tcgemm::GemmPlan), or None where none is made.");
   m.def("inspect", &inspect, nb::arg("obj"), nb::arg("writable") = false,
         "(ptr, dtype, shape, strides, device_type, device_id) of a DLPack tensor, or None.");
-  m.def(
-      "empty", &empty, nb::arg("shape"), nb::arg("dtype"), nb::arg("device"),
-      "(array, pointer): C-contiguous CUDA memory exported through DLPack (cudaMalloc/cudaFree).");
+  m.def("empty", &empty, nb::arg("shape"), nb::arg("dtype"), nb::arg("device"),
+        "(array, pointer, None): C-contiguous CUDA memory exported through DLPack "
+        "(cudaMalloc/cudaFree); (None, 0, (code, message)) when the device cannot be used or the "
+        "allocation fails.");
   m.def("stream_wait", &stream_wait, nb::arg("consumer"), nb::arg("producer"), nb::arg("device"),
         "Make `consumer` wait for the work enqueued on `producer` so far.");
   m.def("synchronize", &synchronize, nb::arg("stream"), nb::arg("device"),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import operator
 import os
 from typing import NamedTuple
 
@@ -86,13 +87,22 @@ def _prepare(function, a, b, out, alpha, beta, out_dtype, stream, kernel):
     return framework, handle, p, kernel or ""
 
 
+# A stand-in for the address of a result not yet allocated, aligned as every
+# allocation tcgemm or a framework makes (256 bytes).
+_PLACEHOLDER_BASE = 1 << 20
+
+
+def _validate(function: str, calls: list) -> None:
+    for call in calls:
+        status = _C.validate(*call)
+        if status is not None:
+            raise status_error(function, *status)
+
+
 def _run(function: str, calls: list, device_id: int, kernel: str) -> None:
     if len(calls) > 1:
         # A looped batch: check every call before the first one writes.
-        for call in calls:
-            status = _C.validate(*call)
-            if status is not None:
-                raise status_error(function, *status)
+        _validate(function, calls)
     for call in calls:
         status = _C.gemm(*call, device_id, kernel)
         if status is not None:
@@ -234,8 +244,11 @@ def matmul(a, b, *, out=None, alpha=1.0, beta=0.0, out_dtype=None, stream=None, 
     framework, handle, p, kernel = _prepare(function, a, b, out, alpha, beta, out_dtype,
                                             stream, kernel)
     if out is None:
-        result, base = _operands.empty(framework, a, p.out_shape, p.out_dtype, p.device_id,
-                                       handle)
+        # Every argument check before the result is allocated, as with out
+        # given (C's address only needs tcgemm's 256-byte alignment here).
+        _validate(function, resolve(p.calls, _PLACEHOLDER_BASE, ITEMSIZE[p.out_dtype]))
+        result, base = _operands.empty(function, framework, a, p.out_shape, p.out_dtype,
+                                       p.device_id, handle)
         calls = resolve(p.calls, base, ITEMSIZE[p.out_dtype])
         if framework == "torch":
             _remember_plan(key, p, calls, result.dtype)
@@ -270,12 +283,40 @@ def describe(a, b, *, out=None, alpha=1.0, beta=0.0, out_dtype=None, stream=None
 
 
 def flops(a_shape, b_shape) -> int:
-    """2 * M * N * K * batch of ``matmul`` on operands of these shapes."""
-    a_shape, b_shape = tuple(a_shape), tuple(b_shape)
+    """2 * M * N * K * batch of ``matmul`` on operands of these shapes.
+
+    Shapes follow ``matmul`` (a 1-d a is a row, a 1-d b a column; batch
+    dimensions broadcast). InvalidValueError for a negative or non-integer
+    dimension, a 0-d shape, K that differs between a and b, or batch
+    dimensions that do not broadcast."""
+    function = "tcgemm.flops"
+    shapes = {}
+    for name, shape in (("a", a_shape), ("b", b_shape)):
+        shape = tuple(shape)
+        if not shape:
+            raise invalid(function, name, "a 0-d shape has no matrix to multiply")
+        sizes = []
+        for d in shape:
+            try:
+                size = operator.index(d)  # int, numpy integers; not float or bool
+            except TypeError:
+                size = -1
+            if isinstance(d, bool) or size < 0:
+                raise invalid(function, name, f"dimension {d!r} of {shape} is not a size")
+            sizes.append(size)
+        shapes[name] = tuple(sizes)
+    a_shape, b_shape = shapes["a"], shapes["b"]
     if len(a_shape) == 1:
         a_shape = (1,) + a_shape
     if len(b_shape) == 1:
         b_shape = b_shape + (1,)
+    if a_shape[-1] != b_shape[-2]:
+        raise invalid(function, "b", f"shapes {tuple(a_shape)} and {tuple(b_shape)} do not "
+                      f"multiply (K = {a_shape[-1]} and {b_shape[-2]})")
+    for x, y in _pad_zip(a_shape[:-2], b_shape[:-2]):
+        if x != y and x != 1 and y != 1:
+            raise invalid(function, "b", f"batch dimensions of {tuple(a_shape)} and "
+                          f"{tuple(b_shape)} do not broadcast")
     batch = math.prod(max(x, y) for x, y in _pad_zip(a_shape[:-2], b_shape[:-2]))
     return 2 * a_shape[-2] * a_shape[-1] * b_shape[-1] * batch
 

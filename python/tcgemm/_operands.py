@@ -16,7 +16,7 @@ from __future__ import annotations
 import sys
 
 from . import _C
-from ._errors import wrong_type
+from ._errors import status_error, wrong_type
 from ._plan import CUDA_DEVICE_TYPES, DTYPE_CODES, Tensor
 
 _TORCH_DTYPES = None  # torch dtype -> name, filled on first use
@@ -200,10 +200,12 @@ def _cupy_dtype(name: str):
     return {"fp16": "float16", "fp32": "float32"}[name]
 
 
-def empty(framework: str, like, shape: tuple, dtype: str, device_id: int, stream: int):
+def empty(function: str, framework: str, like, shape: tuple, dtype: str, device_id: int,
+          stream: int):
     """An uninitialized C-contiguous result of the framework of `like`, and
     its data pointer. For a framework tcgemm cannot allocate in, a
-    ``DLPackTensor`` (the caller converts it once written)."""
+    ``DLPackTensor`` (the caller converts it once written); a device tcgemm
+    cannot use raises ArchMismatchError, a failed allocation CudaError."""
     if framework == "torch":
         import torch
 
@@ -218,7 +220,9 @@ def empty(framework: str, like, shape: tuple, dtype: str, device_id: int, stream
             return out, out.data.ptr
         except (ImportError, TypeError, ValueError):
             pass  # a dtype this CuPy lacks: tcgemm's own memory, through DLPack
-    array, ptr = _C.empty(list(shape), DTYPE_CODES[dtype], device_id)
+    array, ptr, status = _C.empty(list(shape), DTYPE_CODES[dtype], device_id)
+    if status is not None:
+        raise status_error(function, *status)
     return DLPackTensor(array, stream, device_id, shape), ptr
 
 

@@ -1,6 +1,7 @@
 """What works without a GPU: the import, the registry, and every check that
 tcgemm makes before touching a device (run in CI, which has no GPU)."""
 
+import ctypes
 import subprocess
 import sys
 
@@ -389,5 +390,98 @@ def test_gemm_without_a_device_is_an_arch_mismatch():
     code, message, kernel, config = _C.describe(*call, 0, "")
     assert code == 3 and kernel == ""
     assert _C.plan_create(*call, 0) is None  # no plan without a device: gemm() reports
-    with pytest.raises(RuntimeError):
-        _C.empty([4, 4], 0, 0)
+    array, ptr, status = _C.empty([4, 4], 0, 0)
+    assert array is None and ptr == 0
+    err = _errors.status_error("tcgemm.matmul", *status)
+    assert isinstance(err, tcgemm.ArchMismatchError), str(err)
+
+
+class _DLDevice(ctypes.Structure):
+    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
+
+
+class _DLDataType(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+
+
+class _DLTensor(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("device", _DLDevice), ("ndim", ctypes.c_int32),
+                ("dtype", _DLDataType), ("shape", ctypes.POINTER(ctypes.c_int64)),
+                ("strides", ctypes.POINTER(ctypes.c_int64)), ("byte_offset", ctypes.c_uint64)]
+
+
+class _DLManagedTensor(ctypes.Structure):
+    _fields_ = [("dl_tensor", _DLTensor), ("manager_ctx", ctypes.c_void_p),
+                ("deleter", ctypes.c_void_p)]
+
+
+class FakeCudaArray:
+    """A DLPack producer (unversioned) of a bf16 C-contiguous CUDA array at a
+    made-up address: what tcgemm sees of a framework it does not know,
+    without a GPU. Never dereferenced; its structures live as long as it."""
+
+    def __init__(self, shape, ptr=1 << 20):
+        self.shape = tuple(shape)
+        n = len(self.shape)
+        strides, step = [], 1
+        for d in reversed(self.shape):
+            strides.insert(0, step)
+            step *= d
+        self._shape = (ctypes.c_int64 * n)(*self.shape)
+        self._strides = (ctypes.c_int64 * n)(*strides)
+        self._managed = _DLManagedTensor(
+            _DLTensor(ptr, _DLDevice(CUDA, 0), n, _DLDataType(4, 16, 1), self._shape,
+                      self._strides, 0), None, None)
+
+    def __dlpack_device__(self):
+        return (CUDA, 0)
+
+    def __dlpack__(self, stream=None, max_version=None, **kwargs):
+        if max_version is not None:
+            raise TypeError("this producer makes unversioned capsules only")
+        new_capsule = ctypes.pythonapi.PyCapsule_New
+        new_capsule.restype = ctypes.py_object
+        new_capsule.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+        return new_capsule(ctypes.addressof(self._managed), b"dltensor", None)
+
+
+@pytest.mark.skipif(tcgemm.device_count() > 0, reason="a CUDA device is present")
+def test_matmul_of_a_foreign_cuda_array_without_a_device_is_an_arch_mismatch():
+    # The result is allocated by tcgemm for a framework it does not know: a
+    # device it cannot use is ArchMismatchError (a plain RuntimeError before).
+    with pytest.raises(tcgemm.ArchMismatchError):
+        tcgemm.matmul(FakeCudaArray((64, 32)), FakeCudaArray((32, 16)))
+    with pytest.raises(tcgemm.ArchMismatchError):
+        tcgemm.describe(FakeCudaArray((64, 32)), FakeCudaArray((32, 16)))
+
+
+@pytest.mark.skipif(tcgemm.device_count() > 0, reason="a CUDA device is present")
+def test_matmul_checks_its_arguments_before_allocating_the_result():
+    # A NaN alpha is the caller's error whether or not a device is there: it
+    # is reported before the result's allocation finds no device (as
+    # tcgemm::gemm validates before it looks for one).
+    for alpha in (float("nan"), float("inf")):
+        with pytest.raises(tcgemm.InvalidValueError) as err:
+            tcgemm.matmul(FakeCudaArray((64, 32)), FakeCudaArray((32, 16)), alpha=alpha)
+        assert err.value.argument == "alpha"
+
+
+def test_flops_counts_two_per_multiply_add_over_the_broadcast_batch():
+    assert tcgemm.flops((64, 32), (32, 16)) == 2 * 64 * 32 * 16
+    assert tcgemm.flops((3, 64, 32), (32, 16)) == 3 * 2 * 64 * 32 * 16
+    assert tcgemm.flops((2, 1, 8, 4), (5, 4, 6)) == 2 * 5 * 2 * 8 * 4 * 6
+    assert tcgemm.flops((32,), (32, 16)) == 2 * 32 * 16  # a 1-d a is one row
+    assert tcgemm.flops((0, 32), (32, 16)) == 0
+
+
+@pytest.mark.parametrize("a_shape, b_shape, argument", [
+    ((4, 3), (4, 4), "b"),        # K differs
+    ((-4, 3), (3, 4), "a"),       # a negative size
+    ((4, 3.0), (3, 4), "a"),      # not an integer
+    ((), (3, 4), "a"),            # 0-d
+    ((2, 4, 3), (5, 3, 4), "b"),  # batch 2 and 5 do not broadcast
+])
+def test_flops_refuses_shapes_matmul_would(a_shape, b_shape, argument):
+    with pytest.raises(tcgemm.InvalidValueError) as err:
+        tcgemm.flops(a_shape, b_shape)
+    assert err.value.argument == argument, str(err.value)

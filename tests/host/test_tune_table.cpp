@@ -2,21 +2,22 @@
 // file's JSON form and its atomic rewrite, which problems a re-run skips
 // (resume), the report's slowdown arithmetic, the progress line, and the
 // problem list a command line gives.
-#include "problems.h"
-#include "table.h"
-
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
+
+#include "problems.h"
+#include "table.h"
 
 #ifndef TCGEMM_TUNED_FIXTURE
 #error "TCGEMM_TUNED_FIXTURE must name tests/host/data/tuned-fixture.json"
@@ -154,6 +155,51 @@ TEST(TuneTableFile, RejectsAnotherFormatVersionOrAMissingMember) {
   j = to_json(sample_table());
   j["shapes"][0]["layout"] = "zz";
   EXPECT_THROW(from_json(j, "x.json"), TableError);
+}
+
+// Values the generator (cmake/tuned_table.cmake) refuses, the tuner refuses
+// too, naming the member: nlohmann alone would read 4096.5 as 4096 (another
+// problem's key) and 1e30 as a wrapped integer.
+TEST(TuneTableFile, RejectsIntegersThatAreNotCountsAndMembersOfTheWrongKind) {
+  struct Broken {
+    const char* what;
+    std::function<void(json&)> edit;
+    const char* named;
+  };
+  const Broken cases[] = {
+      {"fractional m", [](json& j) { j["shapes"][0]["m"] = 4096.5; }, "\"m\" is 4096.5"},
+      {"m of 1e30", [](json& j) { j["shapes"][0]["m"] = 1e30; }, "\"m\" is 1e+30"},
+      {"zero batch", [](json& j) { j["shapes"][0]["batch"] = 0; }, "\"batch\" is 0"},
+      {"m as text", [](json& j) { j["shapes"][0]["m"] = "4096"; }, "\"m\" is \"4096\""},
+      {"fractional split", [](json& j) { j["shapes"][0]["tuned"]["k_splits"] = 2.5; },
+       "\"k_splits\" is 2.5"},
+      {"version 1.5", [](json& j) { j["format_version"] = 1.5; }, "\"format_version\" is 1.5"},
+      {"candidates a number", [](json& j) { j["shapes"][0]["candidates"] = 5; },
+       "\"candidates\" is not an array"},
+      {"a shape that is a number", [](json& j) { j["shapes"][0] = 7; }, "not a JSON object"},
+  };
+  for (const Broken& b : cases) {
+    json j = to_json(sample_table());
+    b.edit(j);
+    try {
+      from_json(j, "x.json");
+      ADD_FAILURE() << b.what << ": read";
+    } catch (const TableError& e) {
+      EXPECT_NE(std::string(e.what()).find(b.named), std::string::npos)
+          << b.what << ": " << e.what();
+      EXPECT_NE(std::string(e.what()).find("x.json"), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(TuneTableFile, ADirectoryIsNotATable) {
+  const TempDir dir;
+  try {
+    load_table(dir.path());
+    ADD_FAILURE() << "a directory was read as a table";
+  } catch (const TableError& e) {
+    EXPECT_NE(std::string(e.what()).find("is a directory"), std::string::npos) << e.what();
+  }
 }
 
 TEST(TuneTableFile, SaveIsAtomicAndLoadReadsItBack) {

@@ -8,11 +8,11 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
-
 #include <array>
 #include <charconv>
 #include <cmath>
 #include <concepts>
+#include <cstdlib>
 #include <limits>
 #include <string>
 #include <string_view>
@@ -98,6 +98,20 @@ inline CLI::Validator finite_float() {
         return {};
       },
       "FINITE");
+}
+
+// After finite_float (which leaves the input a number): a value above 0, or
+// (inclusive) at least 0. Messages: "must be positive, got 0", "must be 0
+// or more, got -1" (CLI11's PositiveNumber says "not in range 0 to 1.8e308",
+// which reads as if 0 were allowed).
+inline CLI::Validator above_zero(bool or_zero = false) {
+  return CLI::Validator(
+      [or_zero](std::string& input) -> std::string {
+        const double value = std::strtod(input.c_str(), nullptr);
+        if (or_zero ? value >= 0.0 : value > 0.0) return {};
+        return std::string(or_zero ? "must be 0 or more" : "must be positive") + ", got " + input;
+      },
+      or_zero ? "NONNEGATIVE" : "POSITIVE");
 }
 
 }  // namespace tcgemm::bench

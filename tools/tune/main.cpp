@@ -217,20 +217,24 @@ int tune_main(int argc, char** argv) {
   int model_sms = 0;
   double model_bytes_per_cycle = 0.0;
   int model_pair_clusters = 0;
-  app.add_flag("--rescore", rescore,
-               "with --report: the heuristic column is this build's choice (what the dispatcher "
-               "runs without the table), timed from the file's candidates; the device model "
-               "from the GPU, or from --model-sms and --model-bytes-per-cycle without one");
+  auto* rescore_flag = app.add_flag(
+      "--rescore", rescore,
+      "with --report: the heuristic column is this build's choice (what the dispatcher "
+      "runs without the table), timed from the file's candidates; the device model "
+      "from the GPU, or from --model-sms and --model-bytes-per-cycle without one");
   app.add_option("--model-sms", model_sms, "--rescore without a GPU: the device's SM count")
-      ->transform(bench::integer_in(1, 100000));
+      ->transform(bench::integer_in(1, 100000))
+      ->needs(rescore_flag);
   app.add_option("--model-bytes-per-cycle", model_bytes_per_cycle,
                  "--rescore without a GPU: DRAM bytes per SM clock (H200: about 2483)")
       ->transform(bench::finite_float())
-      ->check(CLI::PositiveNumber);
+      ->check(bench::above_zero())
+      ->needs(rescore_flag);
   app.add_option("--model-pair-clusters", model_pair_clusters,
                  "--rescore without a GPU: clusters of two whole-SM CTAs the device holds at "
                  "once (default: SMs / 2, which the H200's 66 are)")
-      ->transform(bench::integer_in(1, 100000));
+      ->transform(bench::integer_in(1, 100000))
+      ->needs(rescore_flag);
   app.add_option("--warmup", method.warmup, "launches of each candidate before timing")
       ->transform(bench::integer_in(1, 1000))
       ->capture_default_str();
@@ -243,7 +247,7 @@ int tune_main(int argc, char** argv) {
   app.add_option("--long-ms", method.long_ms,
                  "a launch of the heuristic's choice longer than this makes a long problem")
       ->transform(bench::finite_float())
-      ->check(CLI::NonNegativeNumber)
+      ->check(bench::above_zero(/*or_zero=*/true))
       ->capture_default_str();
   app.add_option("--max-candidates", method.max_candidates,
                  "run at most N candidates per problem, those of least estimated time, plus the "
@@ -293,17 +297,20 @@ int tune_main(int argc, char** argv) {
       std::fprintf(stderr, "tcgemm-tune: --report needs --out FILE\n");
       return kExitUsage;
     }
-    const std::optional<TunedTable> table = load_table(out_path);
+    std::optional<TunedTable> table;
+    try {
+      table = load_table(out_path);
+    } catch (const TableError& e) {
+      std::fprintf(stderr, "tcgemm-tune: --out: %s\n", e.what());
+      return kExitUsage;
+    }
     if (!table) {
       std::fprintf(stderr, "tcgemm-tune: %s does not exist\n", out_path.c_str());
       return kExitUsage;
     }
-    std::printf("tuned table %s: %s (%d SMs), tcgemm %s, updated %s\n", out_path.c_str(),
-                table->header.gpu_name.c_str(), table->header.sm_count,
-                table->header.library_version.c_str(), table->header.updated.c_str());
-    std::vector<TunedShape> report = select_shapes(*table, list.keys);
+    // The device model --rescore needs, before anything is printed.
+    prod::DeviceModel model;
     if (rescore) {
-      prod::DeviceModel model;
       if (bench::no_gpu_reason().empty()) {
         if (const Status s = kernels::prod::device_model(&model); !s.ok()) {
           std::fprintf(stderr, "tcgemm-tune: device_model: %s\n", s.message.c_str());
@@ -320,6 +327,16 @@ int tune_main(int argc, char** argv) {
                      "--model-bytes-per-cycle\n");
         return kExitUsage;
       }
+    }
+    std::printf("tuned table %s: %s (%d SMs), tcgemm %s, updated %s\n", out_path.c_str(),
+                table->header.gpu_name.c_str(), table->header.sm_count,
+                table->header.library_version.c_str(), table->header.updated.c_str());
+    std::vector<TunedShape> report = select_shapes(*table, list.keys);
+    if (report.size() < list.keys.size()) {
+      std::fprintf(stderr, "tcgemm-tune: %zu of the %zu problems asked for are not in %s\n",
+                   list.keys.size() - report.size(), list.keys.size(), out_path.c_str());
+    }
+    if (rescore) {
       if (model.sm_count != table->header.sm_count) {
         std::fprintf(stderr,
                      "tcgemm-tune: note: the model has %d SMs, the table's GPU %d: the rescored "
@@ -360,7 +377,14 @@ int tune_main(int argc, char** argv) {
 
   TunedTable table;
   table.header = now;
-  if (std::optional<TunedTable> existing = load_table(out_path)) {
+  std::optional<TunedTable> existing;
+  try {
+    existing = load_table(out_path);
+  } catch (const TableError& e) {
+    std::fprintf(stderr, "tcgemm-tune: --out: %s (give another --out, or remove it)\n", e.what());
+    return kExitUsage;
+  }
+  if (existing) {
     if (const std::string why = check_resumable(existing->header, now, force); !why.empty()) {
       std::fprintf(stderr, "tcgemm-tune: cannot add to %s: %s\n", out_path.c_str(), why.c_str());
       return kExitUsage;

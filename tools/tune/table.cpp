@@ -7,8 +7,10 @@
 #include <cstdio>
 #include <ctime>
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <system_error>
+#include <type_traits>
 #include <utility>
 
 namespace tcgemm::tune {
@@ -29,13 +31,49 @@ std::string_view epilogue_name(prod::EpiloguePath e) {
 
 // Members are read through these, so a missing or mistyped one names itself.
 template <typename T>
-T member(const json& object, const char* name, const std::string& where) {
+T member(const json& object, const char* name, const std::string& where);
+
+// An integer member in [least, T's maximum]: a JSON integer, not a number
+// nlohmann would convert (truncating 4096.7 to 4096, wrapping 1e30).
+template <typename T>
+T integer_member(const json& object, const char* name, const std::string& where, T least) {
+  if (!object.is_object()) throw TableError(where + ": not a JSON object");
   const auto it = object.find(name);
   if (it == object.end()) throw TableError(where + ": no member \"" + name + "\"");
-  try {
-    return it->get<T>();
-  } catch (const json::exception& e) {
-    throw TableError(where + ": member \"" + name + "\": " + e.what());
+  constexpr T kMost = std::numeric_limits<T>::max();
+  const bool fits = it->is_number_unsigned()
+                        ? it->template get<std::uint64_t>() <= static_cast<std::uint64_t>(kMost) &&
+                              (least <= 0 || it->template get<std::uint64_t>() >=
+                                                 static_cast<std::uint64_t>(least))
+                        : it->is_number_integer() && it->template get<std::int64_t>() >= least &&
+                              it->template get<std::int64_t>() <= kMost;
+  if (!fits) {
+    throw TableError(where + ": member \"" + name + "\" is " + it->dump() +
+                     ", not an integer from " + std::to_string(least) + " to " +
+                     std::to_string(kMost));
+  }
+  return it->template get<T>();
+}
+
+// An integer member that counts something: at least 1.
+template <typename T>
+T count_member(const json& object, const char* name, const std::string& where) {
+  return integer_member<T>(object, name, where, 1);
+}
+
+template <typename T>
+T member(const json& object, const char* name, const std::string& where) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    return integer_member<T>(object, name, where, std::numeric_limits<T>::min());
+  } else {
+    if (!object.is_object()) throw TableError(where + ": not a JSON object");
+    const auto it = object.find(name);
+    if (it == object.end()) throw TableError(where + ": no member \"" + name + "\"");
+    try {
+      return it->template get<T>();
+    } catch (const json::exception& e) {
+      throw TableError(where + ": member \"" + name + "\": " + e.what());
+    }
   }
 }
 
@@ -82,8 +120,10 @@ json measured_json(const Measured& m) {
 Measured measured_of(const json& j, const std::string& where) {
   // split_tail, flipped: absent in files from before they existed (every
   // tile split; the native orientation).
-  return {member<std::string>(j, "config", where), member<int>(j, "k_splits", where),
-          optional_member<double>(j, "ms", where), member<std::string>(j, "status", where),
+  return {member<std::string>(j, "config", where),
+          count_member<int>(j, "k_splits", where),
+          optional_member<double>(j, "ms", where),
+          member<std::string>(j, "status", where),
           optional_member<bool>(j, "split_tail", where).value_or(false),
           optional_member<bool>(j, "flipped", where).value_or(false)};
 }
@@ -122,10 +162,10 @@ json shape_json(const TunedShape& s) {
 TunedShape shape_of(const json& j, const std::string& where) {
   TunedShape s;
   ShapeKey& k = s.key;
-  k.m = member<std::int64_t>(j, "m", where);
-  k.n = member<std::int64_t>(j, "n", where);
-  k.k = member<std::int64_t>(j, "k", where);
-  k.batch = member<std::int64_t>(j, "batch", where);
+  k.m = count_member<std::int64_t>(j, "m", where);
+  k.n = count_member<std::int64_t>(j, "n", where);
+  k.k = count_member<std::int64_t>(j, "k", where);
+  k.batch = count_member<std::int64_t>(j, "batch", where);
   k.in = dtype_of(member<std::string>(j, "dtype", where), where);
   k.out = dtype_of(member<std::string>(j, "out_dtype", where), where);
   const std::string layout = member<std::string>(j, "layout", where);
@@ -140,6 +180,7 @@ TunedShape shape_of(const json& j, const std::string& where) {
   }
   s.heuristic = measured_of(member<json>(j, "heuristic", where), where + ".heuristic");
   const json candidates = member<json>(j, "candidates", where);
+  if (!candidates.is_array()) throw TableError(where + ": \"candidates\" is not an array");
   for (std::size_t i = 0; i < candidates.size(); ++i) {
     const std::string at = where + ".candidates[" + std::to_string(i) + "]";
     const json& c = candidates[i];
@@ -152,6 +193,15 @@ TunedShape shape_of(const json& j, const std::string& where) {
   s.reps = member<int>(j, "reps", where);
   s.timed_at = member<std::string>(j, "timed_at", where);
   return s;
+}
+
+// printf into a string of whatever length the text takes.
+template <typename... Args>
+std::string formatted(const char* format, Args... args) {
+  const int size = std::snprintf(nullptr, 0, format, args...);
+  std::string text(static_cast<std::size_t>(std::max(size, 0)), '\0');
+  std::snprintf(text.data(), text.size() + 1, format, args...);
+  return text;
 }
 
 std::string format_ms(const std::optional<double>& ms) {
@@ -289,6 +339,9 @@ TunedTable from_json(const nlohmann::json& j, const std::string& origin) {
 std::optional<TunedTable> load_table(const std::filesystem::path& path) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) return std::nullopt;
+  if (std::filesystem::is_directory(path, ec)) {
+    throw TableError(path.string() + ": is a directory, not a tuned-table file");
+  }
   std::ifstream in(path);
   if (!in) throw TableError(path.string() + ": cannot be opened");
   json j;
@@ -388,32 +441,30 @@ ReportSummary summarize(std::span<const TunedShape> shapes) {
 std::string format_report(std::span<const TunedShape> shapes) {
   std::size_t name_width = 5;
   for (const TunedShape& s : shapes) name_width = std::max(name_width, shape_name(s.key).size());
+  const int width = static_cast<int>(name_width);
   std::ostringstream out;
-  char line[512];
-  std::snprintf(line, sizeof line, "%-*s  %-22s %10s  %-22s %10s  %8s\n",
-                static_cast<int>(name_width), "shape", "tuned", "ms", "heuristic", "ms",
-                "slowdown");
-  out << line;
+  out << formatted("%-*s  %-22s %10s  %-22s %10s  %8s\n", width, "shape", "tuned", "ms",
+                   "heuristic", "ms", "slowdown");
   for (const TunedShape& s : shapes) {
     const std::string tuned = s.tuned ? choice_name(*s.tuned) : "none verified";
     const std::string heuristic =
         choice_name(s.heuristic) + (s.heuristic.status == "ok" ? "" : " " + s.heuristic.status);
     const std::optional<double> slow = slowdown(s);
-    char slow_text[32] = "-";
-    if (slow) std::snprintf(slow_text, sizeof slow_text, "%.3fx", *slow);
-    std::snprintf(line, sizeof line, "%-*s  %-22s %10s  %-22s %10s  %8s\n",
-                  static_cast<int>(name_width), shape_name(s.key).c_str(), tuned.c_str(),
-                  format_ms(s.tuned ? s.tuned->ms : std::nullopt).c_str(), heuristic.c_str(),
-                  format_ms(s.heuristic.ms).c_str(), slow_text);
-    out << line;
+    out << formatted("%-*s  %-22s %10s  %-22s %10s  %8s\n", width, shape_name(s.key).c_str(),
+                     tuned.c_str(), format_ms(s.tuned ? s.tuned->ms : std::nullopt).c_str(),
+                     heuristic.c_str(), format_ms(s.heuristic.ms).c_str(),
+                     slow ? formatted("%.3fx", *slow).c_str() : "-");
   }
   const ReportSummary sum = summarize(shapes);
-  std::snprintf(line, sizeof line,
-                "heuristic vs tuned over %d of %d shapes: worst %.3fx%s, geometric mean %.3fx\n",
-                sum.compared, sum.shapes, sum.worst,
-                sum.worst_shape ? (" (" + shape_name(*sum.worst_shape) + ")").c_str() : "",
-                sum.geomean);
-  out << line;
+  if (sum.compared == 0) {
+    out << "heuristic vs tuned: none of the " << sum.shapes
+        << " shape(s) has both times to compare\n";
+  } else {
+    out << formatted(
+        "heuristic vs tuned over %d of %d shapes: worst %.3fx%s, geometric mean %.3fx\n",
+        sum.compared, sum.shapes, sum.worst,
+        sum.worst_shape ? (" (" + shape_name(*sum.worst_shape) + ")").c_str() : "", sum.geomean);
+  }
   if (sum.heuristic_failed > 0) {
     out << sum.heuristic_failed << " shape(s) whose heuristic choice did not verify or time\n";
   }
