@@ -182,7 +182,11 @@ def test_repeatable(torch_cuda):
     torch = torch_cuda
     a = torch.randn(777, 555, device="cuda", dtype=torch.bfloat16)
     b = torch.randn(555, 333, device="cuda", dtype=torch.bfloat16)
-    assert torch.equal(tcgemm.matmul(a, b), tcgemm.matmul(a, b))
+    first = tcgemm.matmul(a, b)
+    assert torch.equal(first, tcgemm.matmul(a, b))
+    # And right, not merely the same twice (two unwritten results could be).
+    want = torch.matmul(a.float(), b.float())
+    assert ((first.float() - want).norm() / want.norm()).item() < 1e-2
 
 
 # ---- streams ------------------------------------------------------------------------

@@ -250,18 +250,27 @@ TEST_F(GemmApi, WorkspaceSizeIsZeroOnErrorsAndQuickReturns) {
   }
 }
 
-TEST_F(GemmApi, DispatcherWithoutAWorkspaceFallsBackToAKernelThatNeedsNone) {
-  // Few tiles and a deep K: where a stream-K kernel would be the first choice.
-  DeviceProblem p = make_problem(tn(512, 512, 4096, DType::kBF16, DType::kBF16, 0x9a1000e0));
+// The production family's workspace is optional: without one (or with one
+// too small) gemm allocates its scratch stream-ordered; with one of
+// workspace_size() bytes it uses that. The same kernel and config either way.
+TEST_F(GemmApi, TheDispatchersKernelRunsWithAndWithoutTheWorkspaceItAsksFor) {
+  // Deep K over few tiles (a K split) and lda = 4097 (A repacked): scratch.
+  ProblemSpec s = tn(512, 512, 4096, DType::kBF16, DType::kBF16, 0x9a1000e0);
+  s.lda_pad = 1;
+  DeviceProblem p = make_problem(s);
   const DeviceBuffer ref = reference_of(p.args);
+  const std::size_t bytes = tcgemm::workspace_size(p.args);
+  ASSERT_GT(bytes, 0u);
+  const tcgemm::Description without = tcgemm::describe(p.args);
+  ASSERT_TRUE(IsOk(without.status));
   ASSERT_TRUE(IsOk(tcgemm::gemm(p.args)));
   TCGEMM_CHECK_CUDA(cudaDeviceSynchronize());
   EXPECT_TRUE(MatchesReference(p.args, static_cast<const float*>(ref.get())));
 
-  // With the workspace its first choice asks for, the dispatcher runs that.
-  const std::size_t bytes = tcgemm::workspace_size(p.args);
-  if (bytes == 0) return;
   const DeviceBuffer workspace = attach_workspace(p.args, bytes);
+  const tcgemm::Description with = tcgemm::describe(p.args);
+  EXPECT_EQ(with.kernel, without.kernel);
+  EXPECT_EQ(with.config, without.config);
   p.reset_c();
   ASSERT_TRUE(IsOk(tcgemm::gemm(p.args)));
   TCGEMM_CHECK_CUDA(cudaDeviceSynchronize());

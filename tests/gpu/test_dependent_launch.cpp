@@ -33,6 +33,9 @@ struct ChainCase {
   std::int64_t m;    // rows of every X
   std::int64_t n;    // columns of every X: each GEMM is m x n x n
   std::int64_t pad;  // elements past n in each row of X (ld = n + pad)
+  // Text describe()'s config holds on that path: a dispatcher change that
+  // moved the shapes off it would otherwise drop its coverage unseen.
+  const char* config_holds;
 };
 
 // One chain: X_0 .. X_kSteps (m x n, row-major, ld = n + pad) and the
@@ -151,10 +154,10 @@ class Chain {
 };
 
 const ChainCase kCases[] = {
-    {"tiles, TMA operands and TMA-stored C", 512, 512, 0},
-    {"repacked operands (ld = n + 1), register epilogue", 384, 520, 1},
-    {"the small-M path", 8, 1024, 0},
-    {"a K split (M = 64)", 64, 4096, 0},
+    {"tiles, TMA operands and TMA-stored C", 512, 512, 0, "epilogue=tma-store"},
+    {"repacked operands (ld = n + 1), register epilogue", 384, 520, 1, "repack"},
+    {"the small-M path", 8, 1024, 0, "small-M path"},
+    {"a K split (M = 64)", 64, 4096, 0, "split-k="},
 };
 
 using DependentLaunch = HopperTest;
@@ -164,6 +167,9 @@ TEST_F(DependentLaunch, ChainedGemmsReadWhatTheOneBeforeWrote) {
   TCGEMM_CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   for (const ChainCase& c : kCases) {
     Chain chain(c);
+    const std::string config = tcgemm::describe(chain.args(0, stream)).config;
+    EXPECT_NE(config.find(c.config_holds), std::string::npos)
+        << c.what << ": the dispatcher now runs " << config;
     const DeviceBuffer workspace(std::max<std::size_t>(chain.workspace_bytes(), 256));
     // Zeroed on the chain's stream (a non-blocking one: a plain cudaMemset
     // would not be ordered before its kernels).
