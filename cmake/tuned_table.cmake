@@ -145,6 +145,8 @@ function(tcgemm_tuned_table)
   set(rows "")
   set(count 0)
   set(sources "")
+  set(keys "")         # each entry's key, for duplicates
+  set(key_origins "")  # and where it came from
   foreach(file IN LISTS arg_FILES)
     set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${file}")
     file(RELATIVE_PATH shown "${PROJECT_SOURCE_DIR}" "${file}")
@@ -164,13 +166,27 @@ function(tcgemm_tuned_table)
     _tcgemm_tuned_name(device "${file}" gpu.name "${device}" "^[ -~]+$")
     string(REPLACE "\\" "\\\\" device "${device}")
     string(REPLACE "\"" "\\\"" device "${device}")
+    # CMake would cut a string at a NUL: refuse it rather than read another name.
+    if(json MATCHES "\\\\u0000")
+      message(FATAL_ERROR "${file}: a string holds a NUL character (\\u0000)")
+    endif()
     _tcgemm_tuned_type("${file}" "" "${json}" ARRAY shapes)
-    # Each entry is parsed out of the shapes once and read from its own text
-    # (every string(JSON) call parses the whole text it is given).
     _tcgemm_tuned_get(shapes "${file}" "${json}" shapes)
     string(JSON shape_count LENGTH "${shapes}")
     if(shape_count EQUAL 0)
       continue()
+    endif()
+    # Every string(JSON) call parses the whole text it is given, and each
+    # entry is taken out of the shapes by one: the cost grows with entries x
+    # text. The candidates' timings are most of the text and none of what is
+    # read here, so their arrays (objects of plain values, as tcgemm-tune
+    # writes them) are emptied first; a file where that would not leave the
+    # same entries (a hand edit with a ']' in a string, say) is read whole.
+    string(REGEX REPLACE "\"candidates\"[ \t\r\n]*:[ \t\r\n]*\\[[^]]*\\]" "\"candidates\": []"
+           slim "${shapes}")
+    string(JSON slim_count ERROR_VARIABLE error LENGTH "${slim}")
+    if(NOT error AND slim_count EQUAL shape_count)
+      set(shapes "${slim}")
     endif()
     math(EXPR last "${shape_count} - 1")
     foreach(i RANGE 0 ${last})
@@ -210,6 +226,19 @@ function(tcgemm_tuned_table)
       _tcgemm_tuned_enum(a_path_cpp "${file}" a_path "${a_path}" ${paths})
       _tcgemm_tuned_enum(b_path_cpp "${file}" b_path "${b_path}" ${paths})
       _tcgemm_tuned_enum(epilogue_cpp "${file}" epilogue "${epilogue}" ${epilogues})
+      # The same problem twice for one GPU: name both (the static_assert in
+      # the generated source would say only that there is a pair).
+      set(key "${device}|${dtype}|${out_dtype}|${layout}|${a_path}|${b_path}|${epilogue}|${m}|${n}|${k}|${batch}")
+      string(REPLACE ";" "," key "${key}")
+      list(FIND keys "${key}" earlier)
+      if(NOT earlier EQUAL -1)
+        list(GET key_origins ${earlier} origin)
+        message(FATAL_ERROR "${file}: tuned table member '${where}' is the same problem as "
+                            "${origin} (${m}x${n}x${k}, batch ${batch}, ${dtype}->${out_dtype}, "
+                            "${layout}, ${a_path}/${b_path}/${epilogue}) for the same GPU")
+      endif()
+      list(APPEND keys "${key}")
+      list(APPEND key_origins "${shown}: ${where}")
       string(APPEND rows
              "    Entry{\"${device}\", ${in_cpp}, ${out_cpp}, ${a_cpp}, ${b_cpp}, ${c_cpp},\n"
              "          ${a_path_cpp}, ${b_path_cpp}, ${epilogue_cpp},\n"

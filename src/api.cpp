@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 
+#include "cuda_errors.h"
 #include "dispatch.h"
 #include "kernels/kernels.h"
 
@@ -194,24 +195,6 @@ Status check_operand(const char* name, const Ref& ref, std::int64_t rows, std::i
                    ") spans more bytes than the address space holds");
   }
   return Status::success();
-}
-
-// Whether a failed device query means there is no device tcgemm can use
-// (kArchMismatch) rather than a CUDA failure on a device that exists, such as
-// a sticky error left by an earlier kernel (kCudaError).
-bool means_no_device(cudaError_t err) {
-  switch (err) {
-    case cudaErrorNoDevice:
-    case cudaErrorInvalidDevice:
-    case cudaErrorInsufficientDriver:
-    case cudaErrorSystemDriverMismatch:
-    case cudaErrorCompatNotSupportedOnDevice:
-    case cudaErrorDevicesUnavailable:
-    case cudaErrorStubLibrary:
-      return true;
-    default:
-      return false;
-  }
 }
 
 DeviceCaps current_device(Status& status) {

@@ -36,6 +36,8 @@
 #include <utility>
 #include <vector>
 
+#include "cuda_errors.h"  // src/: how a failed device query is classed
+
 namespace nb = nanobind;
 
 namespace {
@@ -122,12 +124,12 @@ class DeviceScope {
   explicit DeviceScope(int device) {
     if (device < 0) return;
     if (cudaError_t err = cudaGetDevice(&previous_); err != cudaSuccess) {
-      status_ = cuda_status(err, "cudaGetDevice");
+      fail(device, err, "cudaGetDevice");
       return;
     }
     if (previous_ == device) return;
     if (cudaError_t err = cudaSetDevice(device); err != cudaSuccess) {
-      status_ = cuda_status(err, "cudaSetDevice");
+      fail(device, err, "cudaSetDevice");
       return;
     }
     switched_ = true;
@@ -138,11 +140,18 @@ class DeviceScope {
   DeviceScope(const DeviceScope&) = delete;
   DeviceScope& operator=(const DeviceScope&) = delete;
 
-  // kArchMismatch: a device that cannot be made current is, for tcgemm, no
-  // usable device (as tcgemm::gemm reports a failed cudaGetDevice).
+  // Why the device cannot be used: kArchMismatch where the error means
+  // there is no usable device, else kCudaError (tcgemm::means_no_device, as
+  // tcgemm::gemm classes its own device query).
   const tcgemm::Status& status() const { return status_; }
 
  private:
+  void fail(int device, cudaError_t err, const char* call) {
+    const tcgemm::Status s = cuda_status(err, call);
+    status_ = {tcgemm::means_no_device(err) ? tcgemm::StatusCode::kArchMismatch : s.code,
+               "cannot use CUDA device " + std::to_string(device) + ": " + s.message};
+  }
+
   int previous_ = 0;
   bool switched_ = false;
   tcgemm::Status status_;
@@ -157,10 +166,7 @@ tcgemm::GemmOptions options_for(const std::string& kernel) {
 tcgemm::Status run_gemm(const Problem& p, int device, const std::string& kernel) {
   nb::gil_scoped_release release;
   DeviceScope scope(device);
-  if (!scope.status().ok()) {
-    return {tcgemm::StatusCode::kArchMismatch,
-            "cannot use CUDA device " + std::to_string(device) + ": " + scope.status().message};
-  }
+  if (!scope.status().ok()) return scope.status();
   tcgemm::GemmArgs args = to_args(p);
   const tcgemm::GemmOptions options = options_for(kernel);
   // A kernel named in options that needs a workspace (ladder step 15) gets
@@ -258,12 +264,7 @@ std::tuple<nb::object, std::uintptr_t, StatusTuple> empty(const std::vector<std:
   void* ptr = nullptr;
   {
     DeviceScope scope(device);
-    if (!scope.status().ok()) {
-      return {nb::none(), 0,
-              to_tuple({tcgemm::StatusCode::kArchMismatch, "cannot use CUDA device " +
-                                                               std::to_string(device) + ": " +
-                                                               scope.status().message})};
-    }
+    if (!scope.status().ok()) return {nb::none(), 0, to_tuple(scope.status())};
     if (cudaError_t err = cudaMalloc(&ptr, bytes); err != cudaSuccess) {
       const tcgemm::Status s = cuda_status(err, "cudaMalloc");
       return {nb::none(), 0,
@@ -408,7 +409,7 @@ NB_MODULE(_C, m) {
         DeviceScope scope(device);
         tcgemm::Description d;
         if (!scope.status().ok()) {
-          d.status = {tcgemm::StatusCode::kArchMismatch, scope.status().message};
+          d.status = scope.status();
         } else {
           d = tcgemm::describe(to_args(TCGEMM_PROBLEM_ARGS), options_for(kernel));
         }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import operator
 import os
@@ -11,9 +12,10 @@ from . import _C, _operands
 from ._errors import invalid, status_error, wrong_type
 from ._plan import CUDA_DEVICE_TYPES, ITEMSIZE, normalize_dtype, plan, resolve
 
-# A stand-in C address for describe() without out=: 256-byte aligned, as a
-# fresh allocation is, so the description is the one matmul would run.
-_DESCRIBE_C_BASE = 1 << 40
+# A stand-in C address for a result not yet allocated (describe(), and
+# matmul's checks before it allocates): 256-byte aligned, as a fresh
+# allocation is, so the checks and the description are those of the run.
+_C_STAND_IN = 1 << 40
 
 
 class KernelInfo(NamedTuple):
@@ -44,6 +46,11 @@ def kernels() -> list:
     return [KernelInfo(**k) for k in _C.kernels()]
 
 
+@functools.lru_cache(maxsize=1)
+def _kernel_names() -> frozenset:
+    return frozenset(k["name"] for k in _C.kernels())
+
+
 def _scalar(function: str, name: str, value) -> float:
     try:
         value = float(value)
@@ -57,6 +64,10 @@ def _prepare(function, a, b, out, alpha, beta, out_dtype, stream, kernel):
     if kernel is not None and not isinstance(kernel, str):
         raise wrong_type(function, "kernel", f"{kernel!r} is not a kernel name (str); see "
                          "tcgemm.kernels()")
+    if kernel and kernel not in _kernel_names():
+        # What tcgemm::gemm says, before any device is looked for.
+        raise status_error(function, _C.STATUS_INVALID_VALUE,
+                           f"options.kernel names no registry kernel: '{kernel}'", kernel)
     out_dtype = normalize_dtype(function, out_dtype)
     alpha = _scalar(function, "alpha", alpha)
     beta = _scalar(function, "beta", beta)
@@ -87,11 +98,6 @@ def _prepare(function, a, b, out, alpha, beta, out_dtype, stream, kernel):
     return framework, handle, p, kernel or ""
 
 
-# A stand-in for the address of a result not yet allocated, aligned as every
-# allocation tcgemm or a framework makes (256 bytes).
-_PLACEHOLDER_BASE = 1 << 20
-
-
 def _validate(function: str, calls: list) -> None:
     for call in calls:
         status = _C.validate(*call)
@@ -100,9 +106,8 @@ def _validate(function: str, calls: list) -> None:
 
 
 def _run(function: str, calls: list, device_id: int, kernel: str) -> None:
-    if len(calls) > 1:
-        # A looped batch: check every call before the first one writes.
-        _validate(function, calls)
+    """The calls, each checked by _validate first (a looped batch's every
+    call before the first one writes)."""
     for call in calls:
         status = _C.gemm(*call, device_id, kernel)
         if status is not None:
@@ -243,10 +248,12 @@ def matmul(a, b, *, out=None, alpha=1.0, beta=0.0, out_dtype=None, stream=None, 
             return result
     framework, handle, p, kernel = _prepare(function, a, b, out, alpha, beta, out_dtype,
                                             stream, kernel)
+    # Every argument check before anything touches the device (the result's
+    # allocation, a device switch), as tcgemm::gemm validates before it looks
+    # for one. Without out, C's address needs only its 256-byte alignment.
+    _validate(function, p.calls if out is not None else
+              resolve(p.calls, _C_STAND_IN, ITEMSIZE[p.out_dtype]))
     if out is None:
-        # Every argument check before the result is allocated, as with out
-        # given (C's address only needs tcgemm's 256-byte alignment here).
-        _validate(function, resolve(p.calls, _PLACEHOLDER_BASE, ITEMSIZE[p.out_dtype]))
         result, base = _operands.empty(function, framework, a, p.out_shape, p.out_dtype,
                                        p.device_id, handle)
         calls = resolve(p.calls, base, ITEMSIZE[p.out_dtype])
@@ -274,7 +281,7 @@ def describe(a, b, *, out=None, alpha=1.0, beta=0.0, out_dtype=None, stream=None
     _, _, p, kernel = _prepare(function, a, b, out, alpha, beta, out_dtype, stream, kernel)
     if not p.calls:
         return Description("", "no kernel: the result is empty", 0)
-    calls = p.calls if out is not None else resolve(p.calls, _DESCRIBE_C_BASE,
+    calls = p.calls if out is not None else resolve(p.calls, _C_STAND_IN,
                                                     ITEMSIZE[p.out_dtype])
     code, message, name, config = _C.describe(*calls[0], p.device_id, kernel)
     if code != _C.STATUS_SUCCESS:
@@ -317,7 +324,7 @@ def flops(a_shape, b_shape) -> int:
         if x != y and x != 1 and y != 1:
             raise invalid(function, "b", f"batch dimensions of {tuple(a_shape)} and "
                           f"{tuple(b_shape)} do not broadcast")
-    batch = math.prod(max(x, y) for x, y in _pad_zip(a_shape[:-2], b_shape[:-2]))
+    batch = math.prod(y if x == 1 else x for x, y in _pad_zip(a_shape[:-2], b_shape[:-2]))
     return 2 * a_shape[-2] * a_shape[-1] * b_shape[-1] * batch
 
 

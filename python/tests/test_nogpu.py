@@ -464,6 +464,16 @@ def test_matmul_checks_its_arguments_before_allocating_the_result():
         with pytest.raises(tcgemm.InvalidValueError) as err:
             tcgemm.matmul(FakeCudaArray((64, 32)), FakeCudaArray((32, 16)), alpha=alpha)
         assert err.value.argument == "alpha"
+        # With out given too (the device switch came first there).
+        with pytest.raises(tcgemm.InvalidValueError) as err:
+            tcgemm.matmul(FakeCudaArray((64, 32)), FakeCudaArray((32, 16)),
+                          out=FakeCudaArray((64, 16), ptr=1 << 24), alpha=alpha)
+        assert err.value.argument == "alpha"
+    # An unknown kernel name, as tcgemm::gemm reports it before any device.
+    for call in (tcgemm.matmul, tcgemm.describe):
+        with pytest.raises(tcgemm.InvalidValueError) as err:
+            call(FakeCudaArray((64, 32)), FakeCudaArray((32, 16)), kernel="no-such-kernel")
+        assert err.value.argument == "kernel", str(err.value)
 
 
 def test_flops_counts_two_per_multiply_add_over_the_broadcast_batch():
@@ -472,6 +482,8 @@ def test_flops_counts_two_per_multiply_add_over_the_broadcast_batch():
     assert tcgemm.flops((2, 1, 8, 4), (5, 4, 6)) == 2 * 5 * 2 * 8 * 4 * 6
     assert tcgemm.flops((32,), (32, 16)) == 2 * 32 * 16  # a 1-d a is one row
     assert tcgemm.flops((0, 32), (32, 16)) == 0
+    assert tcgemm.flops((0, 4, 8), (8, 16)) == 0  # a batch of 0 broadcast against 1
+    assert tcgemm.flops((2, 1, 4, 8), (1, 0, 8, 16)) == 0
 
 
 @pytest.mark.parametrize("a_shape, b_shape, argument", [

@@ -177,6 +177,19 @@ TEST(TuneTableFile, RejectsIntegersThatAreNotCountsAndMembersOfTheWrongKind) {
       {"candidates a number", [](json& j) { j["shapes"][0]["candidates"] = 5; },
        "\"candidates\" is not an array"},
       {"a shape that is a number", [](json& j) { j["shapes"][0] = 7; }, "not a JSON object"},
+      {"m past 2^31 - 1", [](json& j) { j["shapes"][0]["m"] = std::int64_t{1} << 31; },
+       "\"m\" is 2147483648"},
+      {"a split past 65535", [](json& j) { j["shapes"][0]["tuned"]["k_splits"] = 70000; },
+       "\"k_splits\" is 70000"},
+      {"fp32 inputs", [](json& j) { j["shapes"][0]["dtype"] = "fp32"; }, "inputs are bf16"},
+      {"no tuned member", [](json& j) { j["shapes"][0].erase("tuned"); }, "\"tuned\""},
+      {"a null flag", [](json& j) { j["shapes"][0]["tuned"]["flipped"] = nullptr; },
+       "\"flipped\" is null"},
+      {"a config name C++ cannot quote plainly",
+       [](json& j) { j["shapes"][0]["tuned"]["config"] = "prod;x"; }, "not a config name"},
+      {"an empty GPU name", [](json& j) { j["gpu"]["name"] = ""; }, "printable ASCII"},
+      {"the same problem twice", [](json& j) { j["shapes"].push_back(j["shapes"][0]); },
+       "the same problem"},
   };
   for (const Broken& b : cases) {
     json j = to_json(sample_table());

@@ -18,6 +18,11 @@ namespace {
 
 using nlohmann::json;
 
+// The bounds cmake/tuned_table.cmake holds the library's table to: M, N, K
+// and the batch count up to 2^31 - 1, K splits up to 65535.
+constexpr std::int64_t kMaxExtent = 2147483647;
+constexpr int kMaxKSplits = 65535;
+
 // cudaMalloc's alignment, which both tools give every operand allocation.
 constexpr std::uintptr_t kAllocationAlignment = 256;
 
@@ -33,32 +38,62 @@ std::string_view epilogue_name(prod::EpiloguePath e) {
 template <typename T>
 T member(const json& object, const char* name, const std::string& where);
 
-// An integer member in [least, T's maximum]: a JSON integer, not a number
-// nlohmann would convert (truncating 4096.7 to 4096, wrapping 1e30).
+// An integer member in [least, most]: a JSON integer, not a number nlohmann
+// would convert (truncating 4096.7 to 4096, wrapping 1e30).
 template <typename T>
-T integer_member(const json& object, const char* name, const std::string& where, T least) {
+T integer_member(const json& object, const char* name, const std::string& where, T least,
+                 T most = std::numeric_limits<T>::max()) {
   if (!object.is_object()) throw TableError(where + ": not a JSON object");
   const auto it = object.find(name);
   if (it == object.end()) throw TableError(where + ": no member \"" + name + "\"");
-  constexpr T kMost = std::numeric_limits<T>::max();
   const bool fits = it->is_number_unsigned()
-                        ? it->template get<std::uint64_t>() <= static_cast<std::uint64_t>(kMost) &&
+                        ? it->template get<std::uint64_t>() <= static_cast<std::uint64_t>(most) &&
                               (least <= 0 || it->template get<std::uint64_t>() >=
                                                  static_cast<std::uint64_t>(least))
                         : it->is_number_integer() && it->template get<std::int64_t>() >= least &&
-                              it->template get<std::int64_t>() <= kMost;
+                              it->template get<std::int64_t>() <= most;
   if (!fits) {
     throw TableError(where + ": member \"" + name + "\" is " + it->dump() +
                      ", not an integer from " + std::to_string(least) + " to " +
-                     std::to_string(kMost));
+                     std::to_string(most));
   }
   return it->template get<T>();
 }
 
-// An integer member that counts something: at least 1.
+// An integer member that counts something: from 1 to `most`.
 template <typename T>
-T count_member(const json& object, const char* name, const std::string& where) {
-  return integer_member<T>(object, name, where, 1);
+T count_member(const json& object, const char* name, const std::string& where,
+               T most = std::numeric_limits<T>::max()) {
+  return integer_member<T>(object, name, where, 1, most);
+}
+
+// An optional boolean member: false when absent (null is neither).
+bool flag_member(const json& object, const char* name, const std::string& where) {
+  const auto it = object.find(name);
+  if (it == object.end()) return false;
+  if (!it->is_boolean()) {
+    throw TableError(where + ": member \"" + name + "\" is " + it->dump() +
+                     ", not true or false (or absent)");
+  }
+  return it->get<bool>();
+}
+
+// A name the library's table embeds as a C++ string literal: `config`
+// (letters, digits, '_', '-') or, with `any_printable`, the GPU's name
+// (printable ASCII). cmake/tuned_table.cmake refuses the same.
+std::string name_member(const json& object, const char* name, const std::string& where,
+                        bool any_printable) {
+  std::string value = member<std::string>(object, name, where);
+  const bool ok = !value.empty() && std::all_of(value.begin(), value.end(), [&](char ch) {
+    const auto c = static_cast<unsigned char>(ch);
+    return any_printable ? c >= 0x20 && c <= 0x7e : std::isalnum(c) || ch == '_' || ch == '-';
+  });
+  if (!ok) {
+    throw TableError(where + ": member \"" + name + "\" is " + json(value).dump() +
+                     (any_printable ? ", not a name of printable ASCII"
+                                    : ", not a config name (letters, digits, '_', '-')"));
+  }
+  return value;
 }
 
 template <typename T>
@@ -120,12 +155,12 @@ json measured_json(const Measured& m) {
 Measured measured_of(const json& j, const std::string& where) {
   // split_tail, flipped: absent in files from before they existed (every
   // tile split; the native orientation).
-  return {member<std::string>(j, "config", where),
-          count_member<int>(j, "k_splits", where),
+  return {name_member(j, "config", where, /*any_printable=*/false),
+          count_member<int>(j, "k_splits", where, kMaxKSplits),
           optional_member<double>(j, "ms", where),
           member<std::string>(j, "status", where),
-          optional_member<bool>(j, "split_tail", where).value_or(false),
-          optional_member<bool>(j, "flipped", where).value_or(false)};
+          flag_member(j, "split_tail", where),
+          flag_member(j, "flipped", where)};
 }
 
 json shape_json(const TunedShape& s) {
@@ -162,11 +197,13 @@ json shape_json(const TunedShape& s) {
 TunedShape shape_of(const json& j, const std::string& where) {
   TunedShape s;
   ShapeKey& k = s.key;
-  k.m = count_member<std::int64_t>(j, "m", where);
-  k.n = count_member<std::int64_t>(j, "n", where);
-  k.k = count_member<std::int64_t>(j, "k", where);
-  k.batch = count_member<std::int64_t>(j, "batch", where);
+  k.m = count_member<std::int64_t>(j, "m", where, kMaxExtent);
+  k.n = count_member<std::int64_t>(j, "n", where, kMaxExtent);
+  k.k = count_member<std::int64_t>(j, "k", where, kMaxExtent);
+  k.batch = count_member<std::int64_t>(j, "batch", where, kMaxExtent);
   k.in = dtype_of(member<std::string>(j, "dtype", where), where);
+  if (k.in == DType::kFP32)
+    throw TableError(where + ": \"dtype\" is fp32: inputs are bf16 or fp16");
   k.out = dtype_of(member<std::string>(j, "out_dtype", where), where);
   const std::string layout = member<std::string>(j, "layout", where);
   const std::optional<bench::OperandLayouts> layouts = bench::parse_layouts(layout);
@@ -175,8 +212,9 @@ TunedShape shape_of(const json& j, const std::string& where) {
   k.paths.a = operand_path_of(member<std::string>(j, "a_path", where), where);
   k.paths.b = operand_path_of(member<std::string>(j, "b_path", where), where);
   k.paths.epilogue = epilogue_of(member<std::string>(j, "epilogue", where), where);
-  if (const auto it = j.find("tuned"); it != j.end() && !it->is_null()) {
-    s.tuned = measured_of(*it, where + ".tuned");
+  // "tuned" is null when no candidate verified, never absent.
+  if (!member<json>(j, "tuned", where).is_null()) {
+    s.tuned = measured_of(j.at("tuned"), where + ".tuned");
   }
   s.heuristic = measured_of(member<json>(j, "heuristic", where), where + ".heuristic");
   const json candidates = member<json>(j, "candidates", where);
@@ -317,7 +355,7 @@ TunedTable from_json(const nlohmann::json& j, const std::string& origin) {
   TunedTable table;
   TableHeader& h = table.header;
   const json gpu = member<json>(j, "gpu", origin);
-  h.gpu_name = member<std::string>(gpu, "name", origin + ".gpu");
+  h.gpu_name = name_member(gpu, "name", origin + ".gpu", /*any_printable=*/true);
   h.sm_count = member<int>(gpu, "sm_count", origin + ".gpu");
   h.library_version = member<std::string>(j, "library_version", origin);
   h.source = member<std::string>(j, "source", origin);
@@ -331,7 +369,14 @@ TunedTable from_json(const nlohmann::json& j, const std::string& origin) {
   const json shapes = member<json>(j, "shapes", origin);
   if (!shapes.is_array()) throw TableError(origin + ": \"shapes\" is not an array");
   for (std::size_t i = 0; i < shapes.size(); ++i) {
-    table.shapes.push_back(shape_of(shapes[i], origin + ".shapes[" + std::to_string(i) + "]"));
+    const std::string where = origin + ".shapes[" + std::to_string(i) + "]";
+    TunedShape shape = shape_of(shapes[i], where);
+    // One entry per problem (the library's build refuses a pair too).
+    if (table.find(shape.key) != nullptr) {
+      throw TableError(where + ": the same problem as an earlier entry (" + shape_name(shape.key) +
+                       ")");
+    }
+    table.shapes.push_back(std::move(shape));
   }
   return table;
 }
