@@ -340,11 +340,16 @@ int bench_main(int argc, char** argv) {
                                   "seed of the random inputs, 0 to 2^64 - 1 (default: drawn "
                                   "and printed)")
                        ->transform(integer_from(std::uint64_t{0}));
+  const auto non_empty = CLI::Validator(
+      [](const std::string& path) { return path.empty() ? std::string("an empty path") : ""; },
+      "FILE");
   auto* csv_opt =
       app.add_option("--csv", csv_path, "write one CSV row per (kernel, problem) to FILE")
-          ->type_name("FILE");
-  auto* json_opt =
-      app.add_option("--json", json_path, "write the results as JSON to FILE")->type_name("FILE");
+          ->type_name("FILE")
+          ->check(non_empty);
+  auto* json_opt = app.add_option("--json", json_path, "write the results as JSON to FILE")
+                       ->type_name("FILE")
+                       ->check(non_empty);
   std::vector<std::string> set_names;
   for (std::string_view name : shape_set_names()) set_names.emplace_back(name);
   app.add_option("--shapes", shapes_name, "run a standard shape set; see below")
@@ -520,7 +525,14 @@ int bench_main(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   try {
-    return bench_main(argc, argv);
+    const int status = bench_main(argc, argv);
+    // A table or list that could not be written (a full disk, a closed pipe)
+    // is a failure, not a run that printed nothing.
+    if (std::fflush(stdout) != 0 || std::ferror(stdout) != 0) {
+      std::fprintf(stderr, "tcgemm-bench: writing standard output failed\n");
+      return status == 0 ? kExitFailed : status;
+    }
+    return status;
   } catch (const std::exception& e) {
     // A CUDA error outside the runner (reading the device's properties, say,
     // or a TCGEMM_CHECK_CUDA in the verification toolkit) or the host out of

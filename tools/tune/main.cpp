@@ -467,7 +467,14 @@ int tune_main(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   try {
-    return tune_main(argc, argv);
+    const int status = tune_main(argc, argv);
+    // A report that could not be written (a full disk, a closed pipe) is a
+    // failure, not a run that printed nothing.
+    if (std::fflush(stdout) != 0 || std::ferror(stdout) != 0) {
+      std::fprintf(stderr, "tcgemm-tune: writing standard output failed\n");
+      return status == kExitOk ? kExitFailed : status;
+    }
+    return status;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "tcgemm-tune: %s\n", e.what());
     return kExitFailed;
