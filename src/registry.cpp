@@ -233,14 +233,9 @@ constexpr std::array kLadderKernels = {
         &kernels::workspace_hopper_15,
     },
     // The WMMA ladder (issue 4), one entry per step of the S4000 article, and
-    // steps 10 and 11 beyond it. All are teaching steps run by name, except
-    // the fastest safe steps, which serve NN problems (no other kernel does):
-    // step 11 wherever its 128 x 256 x 32 tile fits (fp16 or bf16,
-    // bench/results/h200/2026-11-30-wmma-11.csv), step 10 for other fp16
-    // inputs, step 7 (the fastest of the article's steps on the H200,
-    // bench/results/h200/2026-11-29-wmma-ladder-8192.csv) for other bf16,
-    // and step 8 for an NN problem step 7 refuses (ldc not a multiple of 8,
-    // or C not 16-byte aligned). The hazard step never runs unasked.
+    // steps 10 and 11 beyond it: teaching steps, run by name only (the
+    // production family serves NN problems). The hazard step (a data race)
+    // is marked UNSAFE.
     KernelInfo{
         "wmma-00",
         "WMMA step 0: block + warp tiling over 16x16x16 fragments, scalar copies, C staged in "

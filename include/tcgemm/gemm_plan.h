@@ -43,8 +43,10 @@ class GemmPlan {
 
   // Plans args (its pointers are read for their alignment only; alpha,
   // beta, stream and workspace are ignored: run() takes them). The errors
-  // gemm(args, options) would return, plus kCudaError when the owned
-  // workspace cannot be allocated. On error *plan is left empty.
+  // gemm(args, options) would return, plus kNotSupported for options.kernel
+  // naming a kernel outside the production family (a ladder step runs
+  // through gemm() only) and kCudaError when the owned workspace cannot be
+  // allocated. On error *plan is left empty.
   static Status create(const GemmArgs& args, const GemmOptions& options, GemmPlan* plan);
 
   // C = alpha * A * B + beta * C on `stream` with the planned problem.

@@ -14,8 +14,10 @@
 // not read (NaN or garbage in C does not propagate), as in BLAS.
 //
 // The call is asynchronous: it enqueues work on `stream` and never
-// synchronizes the device. It is thread-safe (no global mutable state besides
-// a once-initialized driver entry point). Every error tcgemm decides itself
+// synchronizes the device. It is thread-safe: its only shared state is
+// initialized once or guarded by a lock (the driver's tensor-map entry
+// points, a per-device cache of SM count and limits, the device names the
+// tuned table is looked up by). Every error tcgemm decides itself
 // (kInvalidValue, kNotSupported, kArchMismatch) is found before anything is
 // enqueued: nothing runs and C is untouched. kCudaError reports a CUDA call
 // that failed part way through (an allocation, a launch); what was enqueued
@@ -173,12 +175,13 @@ Status validate(const GemmArgs& args);
 // without reading A or B (nothing at all when beta == 1). Non-finite alpha or
 // beta is kInvalidValue. Leading dimensions are checked even for empty
 // matrices (ld >= max(1, rows or cols)), as cuBLAS does.
-// Stream order holds as for any kernel. The production family's kernels are
-// launched as programmatic dependents (each waits for the kernel before it
-// on `stream` before touching memory) and let the next kernel on `stream`
-// be scheduled early: a caller's kernel launched right after with
-// programmatic stream serialization must call
-// cudaGridDependencySynchronize() before it reads C, as CUDA requires.
+// Stream order holds as for any kernel. The production family's tile
+// kernels, repacks and split reductions are launched as programmatic
+// dependents (each waits for the kernel before it on `stream` before
+// touching memory), and its kernels let the next kernel on `stream` be
+// scheduled early: a caller's kernel launched right after with programmatic
+// stream serialization must call cudaGridDependencySynchronize() before it
+// reads C, as CUDA requires.
 Status gemm(const GemmArgs& args, const GemmOptions& options = {});
 
 // What gemm(args, options) would run, without running it: the registry kernel

@@ -163,6 +163,16 @@ tcgemm::GemmOptions options_for(const std::string& kernel) {
   return options;
 }
 
+// The workspace run_gemm gives a call for a kernel named in options that
+// must have one (ladder step 15): its workspace_size, else 0 (the
+// production family allocates its own scratch when it is not given any).
+std::size_t call_workspace_bytes(const tcgemm::GemmArgs& args, const std::string& kernel) {
+  if (kernel.empty()) return 0;
+  const tcgemm::KernelInfo* info = tcgemm::find_kernel(kernel);
+  if (info == nullptr || info->workspace_optional) return 0;
+  return tcgemm::workspace_size(args, options_for(kernel));
+}
+
 tcgemm::Status run_gemm(const Problem& p, int device, const std::string& kernel) {
   nb::gil_scoped_release release;
   DeviceScope scope(device);
@@ -172,25 +182,21 @@ tcgemm::Status run_gemm(const Problem& p, int device, const std::string& kernel)
   // A kernel named in options that needs a workspace (ladder step 15) gets
   // one for this call, stream-ordered, as the production family allocates its
   // repack scratch: zeroed (its flags must start zero), freed after the launch.
-  if (!kernel.empty()) {
-    const std::size_t bytes = tcgemm::workspace_size(args, options);
-    const tcgemm::KernelInfo* info = tcgemm::find_kernel(kernel);
-    if (bytes > 0 && info != nullptr && !info->workspace_optional) {
-      void* workspace = nullptr;
-      if (cudaError_t err = cudaMallocAsync(&workspace, bytes, args.stream); err != cudaSuccess) {
-        return cuda_status(err, "cudaMallocAsync (workspace)");
-      }
-      args.workspace = workspace;
-      args.workspace_bytes = bytes;
-      tcgemm::Status s;
-      if (cudaError_t err = cudaMemsetAsync(workspace, 0, bytes, args.stream); err != cudaSuccess) {
-        s = cuda_status(err, "cudaMemsetAsync (workspace)");
-      } else {
-        s = tcgemm::gemm(args, options);
-      }
-      cudaFreeAsync(workspace, args.stream);
-      return s;
+  if (const std::size_t bytes = call_workspace_bytes(args, kernel); bytes > 0) {
+    void* workspace = nullptr;
+    if (cudaError_t err = cudaMallocAsync(&workspace, bytes, args.stream); err != cudaSuccess) {
+      return cuda_status(err, "cudaMallocAsync (workspace)");
     }
+    args.workspace = workspace;
+    args.workspace_bytes = bytes;
+    tcgemm::Status s;
+    if (cudaError_t err = cudaMemsetAsync(workspace, 0, bytes, args.stream); err != cudaSuccess) {
+      s = cuda_status(err, "cudaMemsetAsync (workspace)");
+    } else {
+      s = tcgemm::gemm(args, options);
+    }
+    cudaFreeAsync(workspace, args.stream);
+    return s;
   }
   return tcgemm::gemm(args, options);
 }
@@ -411,7 +417,14 @@ NB_MODULE(_C, m) {
         if (!scope.status().ok()) {
           d.status = scope.status();
         } else {
-          d = tcgemm::describe(to_args(TCGEMM_PROBLEM_ARGS), options_for(kernel));
+          // As run_gemm would call it: with the workspace it gives a named
+          // kernel that must have one (a stand-in address, never touched).
+          tcgemm::GemmArgs args = to_args(TCGEMM_PROBLEM_ARGS);
+          if (const std::size_t bytes = call_workspace_bytes(args, kernel); bytes > 0) {
+            args.workspace = reinterpret_cast<void*>(std::uintptr_t{1} << 40);
+            args.workspace_bytes = bytes;
+          }
+          d = tcgemm::describe(args, options_for(kernel));
         }
         return std::make_tuple(static_cast<int>(d.status.code), d.status.message, d.kernel,
                                d.config);

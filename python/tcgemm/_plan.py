@@ -176,7 +176,7 @@ def plan(function: str, a: Tensor, b: Tensor, out: Optional[Tensor], out_dtype: 
          alpha: float, beta: float, stream: int) -> Plan:
     """Checks a, b (and out) and returns the tcgemm calls; raises the error
     naming the argument otherwise. Checks come in this order: dtypes, shapes,
-    devices, strides, out's memory (no overlap with itself, a or b)."""
+    devices, out's memory (no overlap with itself, a or b), strides."""
     # ---- dtypes
     if a.dtype not in INPUT_DTYPES:
         raise wrong_type(function, "a", f"dtype {a.dtype} is not supported: tcgemm's inputs are "
