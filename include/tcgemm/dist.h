@@ -163,7 +163,8 @@ Status gemm_reduce_scatter(Context& ctx, const GemmReduceScatterArgs& args,
 
 // Bytes of GemmReduceScatterArgs::workspace the call needs: four m_local x N
 // buffers of C's dtype (two partial products, two received sums), 0 for one
-// rank. Host-only.
+// rank; SIZE_MAX where that would not fit in 64 bits (validate refuses such
+// a problem). Host-only.
 std::size_t reduce_scatter_workspace_size(const GemmReduceScatterArgs& args, int ranks);
 
 // The checks each rank makes of its own arguments (no device access, no

@@ -2,6 +2,7 @@
 // and the reduce-scatter's workspace size: host only, no NCCL call.
 #include <gtest/gtest.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -110,7 +111,7 @@ TEST(DistValidate, ReduceScatterNamesTheBadArgument) {
   EXPECT_TRUE(tcgemm::dist::validate(a, 2).ok());
   a = scatter_args();
   a.workspace_bytes = 4096;
-  expect_invalid(tcgemm::dist::validate(a, 2), "null workspace");
+  expect_invalid(tcgemm::dist::validate(a, 2), "workspace is a null pointer");
   a.workspace = fake(0x50010);
   expect_invalid(tcgemm::dist::validate(a, 2), "workspace is not 256-byte aligned");
   a = scatter_args();
@@ -140,6 +141,97 @@ TEST(DistValidate, ReduceScatterWorkspaceIsFourAlignedBlocks) {
   a.c.dtype = DType::kFP32;
   // 2 x 3 fp32 = 24 bytes, rounded up to 256 per block.
   EXPECT_EQ(tcgemm::dist::reduce_scatter_workspace_size(a, 3), 4u * 256);
+}
+
+// What the shard GEMM's own checks (one m_local-row block, as alpha reads
+// it) did not cover, found by a host probe: each was accepted before.
+TEST(DistValidate, AllGatherChecksAWhateverAlphaAndEveryBufferWhole) {
+  // The own shard is copied into gathered_a and sent round the ring even
+  // with alpha 0: A must be readable.
+  for (int variant = 0; variant < 3; ++variant) {
+    auto a = gather_args();
+    a.alpha = 0.0f;
+    if (variant == 0) a.a_shard.ptr = nullptr;
+    if (variant == 1) a.a_shard.ptr = fake(0x10001);
+    if (variant == 2) a.a_shard.ld = std::int64_t{1} << 62;
+    const tcgemm::Status s = tcgemm::dist::validate(a, 2);
+    EXPECT_EQ(s.code, StatusCode::kInvalidValue) << "variant " << variant << ": " << s.message;
+    EXPECT_NE(s.message.find("a"), std::string::npos) << s.message;
+  }
+  // m = m_local x ranks overflowing int64 is a mismatch, not a wrap.
+  auto a = gather_args();
+  a.m_local = std::int64_t{1} << 61;
+  a.m = 0;
+  expect_invalid(tcgemm::dist::validate(a, 8), "m=0 is not m_local=");
+  // Row-major C: M rows of ld 2^62 elements do not fit, though the first
+  // shard's one row does.
+  a = gather_args(4);
+  a.m_local = 1;
+  a.m = 4;
+  a.c.ld = std::int64_t{1} << 62;
+  expect_invalid(tcgemm::dist::validate(a, 4), "spans more bytes than the address space holds");
+  // gathered_a: 4 shards of (2^31 - 257) x 2^30 bf16 elements need 2^64 bytes.
+  a = gather_args(4);
+  a.m_local = (std::int64_t{1} << 31) - 257;
+  a.m = 4 * a.m_local;
+  a.k = std::int64_t{1} << 30;
+  a.a_shard.ld = a.k;
+  a.b.ld = a.k;
+  a.c.layout = Layout::kColMajor;
+  a.c.ld = a.m;
+  const tcgemm::Status s = tcgemm::dist::validate(a, 4);
+  expect_invalid(s, "gathered_a");
+}
+
+TEST(DistValidate, ReduceScatterChecksAllOfAAndItsScratchSize) {
+  // Row-major A: M rows (P blocks of m_local) of ld 2^62 do not fit.
+  auto a = scatter_args(4);
+  a.m_local = 1;
+  a.m = 4;
+  a.a_shard.ld = std::int64_t{1} << 62;
+  expect_invalid(tcgemm::dist::validate(a, 4), "spans more bytes than the address space holds");
+  // With alpha 0 the shard GEMMs read neither A nor B.
+  a = scatter_args();
+  a.alpha = 0.0f;
+  a.a_shard.ptr = nullptr;
+  a.b_shard.ptr = nullptr;
+  EXPECT_TRUE(tcgemm::dist::validate(a, 2).ok());
+  // The four m_local x n fp32 buffers: 2^30 x 2^30 x 4 x 4 bytes wrap 64 bits.
+  a = scatter_args();
+  a.m_local = std::int64_t{1} << 30;
+  a.m = 2 * a.m_local;
+  a.n = std::int64_t{1} << 30;
+  a.a_shard.layout = Layout::kColMajor;
+  a.a_shard.ld = a.m;
+  a.c = {fake(0x30000), DType::kFP32, Layout::kRowMajor, a.n, 0};
+  EXPECT_EQ(tcgemm::dist::reduce_scatter_workspace_size(a, 2), SIZE_MAX);
+  expect_invalid(tcgemm::dist::validate(a, 2), "would take more bytes than 64 bits count");
+  // A workspace that runs past the end of the address space.
+  a = scatter_args();
+  a.workspace = fake(~std::uintptr_t{0} - 0xff);
+  a.workspace_bytes = 1 << 20;
+  expect_invalid(tcgemm::dist::validate(a, 2), "runs past the end of the address space");
+}
+
+TEST(DistValidate, OddLeadingDimensionsAndOneRowShardsAreValid) {
+  auto a = gather_args(3);
+  a.m_local = 1;
+  a.m = 3;
+  a.k = 17;
+  a.n = 11;
+  a.a_shard.ld = 17;
+  a.b.ld = 17;
+  a.c.ld = 11;
+  EXPECT_TRUE(tcgemm::dist::validate(a, 3).ok()) << tcgemm::dist::validate(a, 3).message;
+  auto r = scatter_args(5);
+  r.m_local = 1;
+  r.m = 5;
+  r.k_local = 1;
+  r.n = 7;
+  r.a_shard = {fake(0x10002), DType::kFP16, Layout::kColMajor, 5, 0};
+  r.b_shard = {fake(0x20000), DType::kFP16, Layout::kColMajor, 1, 0};
+  r.c = {fake(0x30000), DType::kFP32, Layout::kColMajor, 1, 0};
+  EXPECT_TRUE(tcgemm::dist::validate(r, 5).ok()) << tcgemm::dist::validate(r, 5).message;
 }
 
 }  // namespace
