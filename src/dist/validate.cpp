@@ -95,10 +95,12 @@ Status validate(const AllGatherGemmArgs& args, int ranks) {
     return s;
   }
   // What the shard GEMM's checks leave out: A's shard is copied into
-  // gathered_a and sent round the ring whatever alpha is; gathered_a holds
-  // P shards (tight, a_shard's storage order); C's M rows, not the first
-  // shard's.
-  if (Status s = check_read(kOp, args.m_local, args.k, args.a_shard); !s.ok()) return s;
+  // gathered_a and sent round the ring even with alpha 0 (when the GEMM's
+  // checks skip it); gathered_a holds P shards (tight, a_shard's storage
+  // order); C's M rows, not the first shard's.
+  if (args.alpha == 0.0f) {
+    if (Status s = check_read(kOp, args.m_local, args.k, args.a_shard); !s.ok()) return s;
+  }
   const std::int64_t slot_ld = args.a_shard.layout == Layout::kRowMajor ? args.k : args.m_local;
   const MatrixRef gathered{args.gathered_a, args.a_shard.dtype, args.a_shard.layout, slot_ld,
                            args.m_local * args.k};

@@ -158,6 +158,18 @@ std::optional<Measured> dispatcher_choice(const ShapeKey& key, const prod::Devic
                   std::nullopt, "ok", splits > 1 && c.split_tail, c.flipped};
 }
 
+// --out read into *table (nullopt when the file does not exist); false,
+// with the reason on stderr, when it is not a tuned table (a usage error).
+bool read_out_table(const std::string& path, std::optional<TunedTable>* table) {
+  try {
+    *table = load_table(path);
+    return true;
+  } catch (const TableError& e) {
+    std::fprintf(stderr, "tcgemm-tune: --out: %s\n", e.what());
+    return false;
+  }
+}
+
 int tune_main(int argc, char** argv) {
   CLI::App app{
       "tcgemm-tune: time the production family's candidate configs and K splits on the GPU and "
@@ -298,12 +310,7 @@ int tune_main(int argc, char** argv) {
       return kExitUsage;
     }
     std::optional<TunedTable> table;
-    try {
-      table = load_table(out_path);
-    } catch (const TableError& e) {
-      std::fprintf(stderr, "tcgemm-tune: --out: %s\n", e.what());
-      return kExitUsage;
-    }
+    if (!read_out_table(out_path, &table)) return kExitUsage;
     if (!table) {
       std::fprintf(stderr, "tcgemm-tune: %s does not exist\n", out_path.c_str());
       return kExitUsage;
@@ -378,12 +385,7 @@ int tune_main(int argc, char** argv) {
   TunedTable table;
   table.header = now;
   std::optional<TunedTable> existing;
-  try {
-    existing = load_table(out_path);
-  } catch (const TableError& e) {
-    std::fprintf(stderr, "tcgemm-tune: --out: %s (give another --out, or remove it)\n", e.what());
-    return kExitUsage;
-  }
+  if (!read_out_table(out_path, &existing)) return kExitUsage;
   if (existing) {
     if (const std::string why = check_resumable(existing->header, now, force); !why.empty()) {
       std::fprintf(stderr, "tcgemm-tune: cannot add to %s: %s\n", out_path.c_str(), why.c_str());

@@ -38,26 +38,31 @@ std::string_view epilogue_name(prod::EpiloguePath e) {
 template <typename T>
 T member(const json& object, const char* name, const std::string& where);
 
+// The member `name` of `object`, or TableError naming what is missing.
+const json& find_member(const json& object, const char* name, const std::string& where) {
+  if (!object.is_object()) throw TableError(where + ": not a JSON object");
+  const auto it = object.find(name);
+  if (it == object.end()) throw TableError(where + ": no member \"" + name + "\"");
+  return *it;
+}
+
 // An integer member in [least, most]: a JSON integer, not a number nlohmann
 // would convert (truncating 4096.7 to 4096, wrapping 1e30).
 template <typename T>
 T integer_member(const json& object, const char* name, const std::string& where, T least,
                  T most = std::numeric_limits<T>::max()) {
-  if (!object.is_object()) throw TableError(where + ": not a JSON object");
-  const auto it = object.find(name);
-  if (it == object.end()) throw TableError(where + ": no member \"" + name + "\"");
-  const bool fits = it->is_number_unsigned()
-                        ? it->template get<std::uint64_t>() <= static_cast<std::uint64_t>(most) &&
-                              (least <= 0 || it->template get<std::uint64_t>() >=
-                                                 static_cast<std::uint64_t>(least))
-                        : it->is_number_integer() && it->template get<std::int64_t>() >= least &&
-                              it->template get<std::int64_t>() <= most;
+  const json& v = find_member(object, name, where);
+  const bool fits =
+      v.is_number_unsigned()
+          ? v.get<std::uint64_t>() <= static_cast<std::uint64_t>(most) &&
+                (least <= 0 || v.get<std::uint64_t>() >= static_cast<std::uint64_t>(least))
+          : v.is_number_integer() && v.get<std::int64_t>() >= least &&
+                v.get<std::int64_t>() <= most;
   if (!fits) {
-    throw TableError(where + ": member \"" + name + "\" is " + it->dump() +
-                     ", not an integer from " + std::to_string(least) + " to " +
-                     std::to_string(most));
+    throw TableError(where + ": member \"" + name + "\" is " + v.dump() + ", not an integer from " +
+                     std::to_string(least) + " to " + std::to_string(most));
   }
-  return it->template get<T>();
+  return v.get<T>();
 }
 
 // An integer member that counts something: from 1 to `most`.
@@ -101,11 +106,9 @@ T member(const json& object, const char* name, const std::string& where) {
   if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
     return integer_member<T>(object, name, where, std::numeric_limits<T>::min());
   } else {
-    if (!object.is_object()) throw TableError(where + ": not a JSON object");
-    const auto it = object.find(name);
-    if (it == object.end()) throw TableError(where + ": no member \"" + name + "\"");
+    const json& v = find_member(object, name, where);
     try {
-      return it->template get<T>();
+      return v.get<T>();
     } catch (const json::exception& e) {
       throw TableError(where + ": member \"" + name + "\": " + e.what());
     }
