@@ -26,10 +26,9 @@ namespace detail {
 TCGEMM_HOST_DEVICE constexpr std::int32_t sign(std::int32_t v) { return (v > 0) - (v < 0); }
 TCGEMM_HOST_DEVICE constexpr std::int32_t abs32(std::int32_t v) { return v < 0 ? -v : v; }
 // Division rounding toward minus infinity (the construction halves signed
-// extents and must round the same way for both signs).
-TCGEMM_HOST_DEVICE constexpr std::int32_t floor_half(std::int32_t v) {
-  return v >= 0 ? v / 2 : -((-v + 1) / 2);
-}
+// extents and must round the same way for both signs): C++20's right shift
+// of a negative value is arithmetic.
+TCGEMM_HOST_DEVICE constexpr std::int32_t floor_half(std::int32_t v) { return v >> 1; }
 
 }  // namespace detail
 
@@ -37,77 +36,80 @@ TCGEMM_HOST_DEVICE constexpr std::int32_t floor_half(std::int32_t v) {
 // TileCoord {m = row (0..height-1), n = column (0..width-1)}.
 // 0 <= index < width * height < 2^31; width, height >= 1. 32-bit arithmetic
 // on purpose: a TMA producer thread runs this with 40 registers.
+//
+// The construction's two axes are always perpendicular and parallel to the
+// grid's, so each is one signed extent and a flag says which grid axis the
+// major one runs along: per level a few adds and compares on one value per
+// axis (the producer of the production kernel finds its first tile on the
+// path to its first load).
 TCGEMM_HOST_DEVICE constexpr TileCoord hilbert_tile(std::int32_t index, std::int32_t height,
                                                     std::int32_t width) {
   using detail::abs32;
   using detail::floor_half;
   using detail::sign;
-  // Current sub-rectangle: origin (x, y), major axis (ax, ay), minor (bx, by).
+  // Current sub-rectangle: origin (x = column, y = row), major extent a and
+  // minor extent b (signed, in cells); major_is_y: a runs along the rows.
   std::int32_t x = 0, y = 0;
-  std::int32_t ax = width >= height ? width : 0;
-  std::int32_t ay = width >= height ? 0 : height;
-  std::int32_t bx = width >= height ? 0 : width;
-  std::int32_t by = width >= height ? height : 0;
+  bool major_is_y = width < height;
+  std::int32_t a = major_is_y ? height : width;
+  std::int32_t b = major_is_y ? width : height;
+  // Moves the origin by `along_a` cells along the major axis and `along_b`
+  // along the minor one.
+  const auto move = [&](std::int32_t along_a, std::int32_t along_b) {
+    x += major_is_y ? along_b : along_a;
+    y += major_is_y ? along_a : along_b;
+  };
   for (;;) {
-    const std::int32_t w = abs32(ax + ay);
-    const std::int32_t h = abs32(bx + by);
-    const std::int32_t dax = sign(ax), day = sign(ay);
-    const std::int32_t dbx = sign(bx), dby = sign(by);
-    if (h == 1) return TileCoord{y + index * day, x + index * dax};
-    if (w == 1) return TileCoord{y + index * dby, x + index * dbx};
-    std::int32_t ax2 = floor_half(ax), ay2 = floor_half(ay);
-    std::int32_t bx2 = floor_half(bx), by2 = floor_half(by);
+    const std::int32_t w = abs32(a);
+    const std::int32_t h = abs32(b);
+    const std::int32_t da = sign(a);
+    const std::int32_t db = sign(b);
+    if (h == 1) {
+      move(index * da, 0);
+      return TileCoord{y, x};
+    }
+    if (w == 1) {
+      move(0, index * db);
+      return TileCoord{y, x};
+    }
+    std::int32_t a2 = floor_half(a);
+    std::int32_t b2 = floor_half(b);
     if (2 * w > 3 * h) {
       // Long and thin: two halves along the major axis (even-length first
       // half where possible, so the curve can turn back).
-      if ((abs32(ax2 + ay2) % 2) != 0 && w > 2) {
-        ax2 += dax;
-        ay2 += day;
-      }
-      const std::int32_t first = abs32(ax2 + ay2) * h;
+      if ((a2 & 1) != 0 && w > 2) a2 += da;
+      const std::int32_t first = abs32(a2) * h;
       if (index < first) {
-        ax = ax2;
-        ay = ay2;
+        a = a2;
       } else {
         index -= first;
-        x += ax2;
-        y += ay2;
-        ax -= ax2;
-        ay -= ay2;
+        move(a2, 0);
+        a -= a2;
       }
       continue;
     }
     // Up the first half of the minor axis, across the whole major axis, and
     // back down.
-    if ((abs32(bx2 + by2) % 2) != 0 && h > 2) {
-      bx2 += dbx;
-      by2 += dby;
-    }
-    const std::int32_t up = abs32(bx2 + by2) * abs32(ax2 + ay2);
-    const std::int32_t across = w * abs32(bx - bx2 + by - by2);
+    if ((b2 & 1) != 0 && h > 2) b2 += db;
+    const std::int32_t up = abs32(b2) * abs32(a2);
+    const std::int32_t across = w * abs32(b - b2);
     if (index < up) {
-      const std::int32_t nax = bx2, nay = by2, nbx = ax2, nby = ay2;
-      ax = nax;
-      ay = nay;
-      bx = nbx;
-      by = nby;
+      // The axes trade places.
+      const std::int32_t minor = a2;
+      a = b2;
+      b = minor;
+      major_is_y = !major_is_y;
     } else if (index < up + across) {
       index -= up;
-      x += bx2;
-      y += by2;
-      bx -= bx2;
-      by -= by2;
+      move(0, b2);
+      b -= b2;
     } else {
       index -= up + across;
-      const std::int32_t nx = x + (ax - dax) + (bx2 - dbx);
-      const std::int32_t ny = y + (ay - day) + (by2 - dby);
-      const std::int32_t nax = -bx2, nay = -by2, nbx = -(ax - ax2), nby = -(ay - ay2);
-      x = nx;
-      y = ny;
-      ax = nax;
-      ay = nay;
-      bx = nbx;
-      by = nby;
+      move(a - da, b2 - db);
+      const std::int32_t minor = -(a - a2);
+      a = -b2;
+      b = minor;
+      major_is_y = !major_is_y;
     }
   }
 }

@@ -181,6 +181,65 @@ TEST(HilbertTile, EveryStepMovesToANeighbouringCell) {
   }
 }
 
+// The generalized Hilbert curve as its recursive construction generates it,
+// cell after cell (J. Cervený's gilbert2d, written from its description):
+// an independent reference for hilbert_tile's index -> cell walk.
+void gilbert(std::int32_t x, std::int32_t y, std::int32_t ax, std::int32_t ay, std::int32_t bx,
+             std::int32_t by, std::vector<TileCoord>& out) {
+  const auto sgn = [](std::int32_t v) { return (v > 0) - (v < 0); };
+  // Floor division by 2 for either sign.
+  const auto half = [](std::int32_t v) { return v >= 0 ? v / 2 : -((-v + 1) / 2); };
+  const std::int32_t w = std::abs(ax + ay);
+  const std::int32_t h = std::abs(bx + by);
+  const std::int32_t dax = sgn(ax), day = sgn(ay), dbx = sgn(bx), dby = sgn(by);
+  if (h == 1 || w == 1) {
+    const std::int32_t steps = h == 1 ? w : h;
+    const std::int32_t dx = h == 1 ? dax : dbx;
+    const std::int32_t dy = h == 1 ? day : dby;
+    for (std::int32_t i = 0; i < steps; ++i) out.push_back(TileCoord{y + i * dy, x + i * dx});
+    return;
+  }
+  std::int32_t ax2 = half(ax), ay2 = half(ay), bx2 = half(bx), by2 = half(by);
+  if (2 * w > 3 * h) {
+    if (std::abs(ax2 + ay2) % 2 != 0 && w > 2) {
+      ax2 += dax;
+      ay2 += day;
+    }
+    gilbert(x, y, ax2, ay2, bx, by, out);
+    gilbert(x + ax2, y + ay2, ax - ax2, ay - ay2, bx, by, out);
+    return;
+  }
+  if (std::abs(bx2 + by2) % 2 != 0 && h > 2) {
+    bx2 += dbx;
+    by2 += dby;
+  }
+  gilbert(x, y, bx2, by2, ax2, ay2, out);
+  gilbert(x + bx2, y + by2, ax, ay, bx - bx2, by - by2, out);
+  gilbert(x + (ax - dax) + (bx2 - dbx), y + (ay - day) + (by2 - dby), -bx2, -by2, -(ax - ax2),
+          -(ay - ay2), out);
+}
+
+TEST(HilbertTile, IsTheRecursiveConstructionsOrder) {
+  for (std::int32_t height = 1; height <= 48; ++height) {
+    for (std::int32_t width = 1; width <= 48; ++width) {
+      std::vector<TileCoord> cells;
+      if (width >= height) {
+        gilbert(0, 0, width, 0, 0, height, cells);
+      } else {
+        gilbert(0, 0, 0, height, width, 0, cells);
+      }
+      ASSERT_EQ(cells.size(), static_cast<std::size_t>(height * width));
+      for (std::int32_t i = 0; i < height * width; ++i) {
+        const TileCoord t = hilbert_tile(i, height, width);
+        ASSERT_EQ(t.m, cells[static_cast<std::size_t>(i)].m)
+            << height << " x " << width << " step " << i;
+        ASSERT_EQ(t.n, cells[static_cast<std::size_t>(i)].n)
+            << height << " x " << width << " step " << i;
+      }
+    }
+  }
+}
+
 TEST(HilbertTile, IsThePlainHilbertCurveOnAPowerOfTwoSquare) {
   // Start in a corner, end in the adjacent corner along the first axis.
   const TileCoord first = hilbert_tile(0, 16, 16);

@@ -608,6 +608,12 @@ __global__ void __launch_bounds__(Shape<kConfig>::kThreads, Shape<kConfig>::kCta
 
   const int warpgroup = threadIdx.x / S::kWarpgroupThreads;
   if (threadIdx.x == 0) {
+    // The tensor maps are launch parameters (nothing the kernel before this
+    // one writes): into the TMA unit's descriptor cache now, not on the
+    // first load's path.
+    ptx::tma_prefetch_descriptor(&map_a);
+    ptx::tma_prefetch_descriptor(&map_b);
+    if constexpr (kTmaStore) ptx::tma_prefetch_descriptor(&map_c);
     for (int s = 0; s < S::kStages; ++s) {
       ptx::mbarrier_init(&smem.full[s], 1);
       ptx::mbarrier_init(&smem.empty[s], S::kConsumers * S::kClusterM);
@@ -631,8 +637,6 @@ __global__ void __launch_bounds__(Shape<kConfig>::kThreads, Shape<kConfig>::kCta
   if (warpgroup == 0) {
     if constexpr (S::kSetmaxnreg) ptx::setmaxnreg_dec<S::kProducerRegs>();
     if (threadIdx.x == 0) {
-      ptx::tma_prefetch_descriptor(&map_a);
-      ptx::tma_prefetch_descriptor(&map_b);
       hopper::RingPosition<S::kStages> ring;
       constexpr std::uint16_t kAllCtas = (1u << S::kClusterM) - 1;
       for (int i = 0; i < items; ++i) {
