@@ -69,6 +69,7 @@ Status GemmPlan::create(const GemmArgs& args, const GemmOptions& options, GemmPl
     if (Status s = kernels::prod::device_model(planned, &model); !s.ok()) return s;
     state->skinny = prod::skinny_shape(planned, model.sm_count);
     state->skinny_max_blocks = kernels::prod::skinny_max_blocks(model);
+    if (Status s = kernels::prod::prepare_skinny(planned, state->skinny); !s.ok()) return s;
     state->kind = State::Kind::kSkinny;
     state->description.kernel = std::string(choice.kernel->name);
     state->description.config = prod::to_string(state->skinny);

@@ -360,9 +360,9 @@ constexpr KernelConstraints prod_constraints() {
 // Above every ladder step: the dispatcher runs the production family.
 constexpr int kProdRank = 100;
 
-// The family's small-M path (prod/skinny.h): mma.sync straight from global
-// memory, K split across a block's warps. Both operands K-contiguous with
-// 16-byte-aligned rows; taken over the tiles wherever min(M, N) is at most
+// The family's small-M path (prod/skinny.h): mma.sync fed by per-warp
+// streams of loads (a cp.async ring up to 8 rows), K split across a block's warps. Both operands
+// K-contiguous with 16-byte-aligned rows; taken over the tiles wherever min(M, N) is at most
 // kSkinnyMaxSmall, the largest small dimension where it measured faster
 // (docs/production.md, "The small-M path"), unless the tuned table measured
 // the tiles faster on the problem (skinny_passed_over).
@@ -412,12 +412,13 @@ constexpr auto prod_kernels(std::index_sequence<kConfig...>) {
                  /*dispatch_rank=*/0, &kernels::workspace_prod_config<kernels::kInvariantConfig>,
                  /*workspace_optional=*/true,
                  &kernels::describe_prod_config<kernels::kInvariantConfig>},
-      KernelInfo{"prod-skinny",
-                 "production family, small-M path: mma.sync fed from global memory, 16 rows of "
-                 "the large operand per warp, K split across a block's warps (A row-major, B "
-                 "column-major, min(M, N) <= 16)",
-                 skinny_constraints(), &kernels::launch_prod_skinny, kSkinnyRank, nullptr,
-                 /*workspace_optional=*/false, &kernels::describe_prod_skinny, &skinny_passed_over},
+      KernelInfo{
+          "prod-skinny",
+          "production family, small-M path: mma.sync fed by per-warp load streams, 16 rows of "
+          "the large operand per warp, K split across a block's warps (A row-major, B "
+          "column-major, min(M, N) <= 16)",
+          skinny_constraints(), &kernels::launch_prod_skinny, kSkinnyRank, nullptr,
+          /*workspace_optional=*/false, &kernels::describe_prod_skinny, &skinny_passed_over},
       KernelInfo{prod::kConfigs[kConfig].name, prod::kConfigs[kConfig].description,
                  prod_constraints(), &kernels::launch_prod_config<static_cast<int>(kConfig)>,
                  /*dispatch_rank=*/0, &kernels::workspace_prod_config<static_cast<int>(kConfig)>,

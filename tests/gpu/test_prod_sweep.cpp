@@ -80,8 +80,9 @@ Backend skinny_backend(std::int64_t max_blocks = tcgemm::kernels::prod::kSkinnyM
     if (Status s = tcgemm::validate(args); !s.ok()) return s;
     tcgemm::prod::DeviceModel model;
     if (Status s = tcgemm::kernels::prod::device_model(&model); !s.ok()) return s;
-    return tcgemm::kernels::prod::launch_skinny(
-        args, tcgemm::prod::skinny_shape(args, model.sm_count), max_blocks);
+    const tcgemm::prod::SkinnyShape shape = tcgemm::prod::skinny_shape(args, model.sm_count);
+    if (Status s = tcgemm::kernels::prod::prepare_skinny(args, shape); !s.ok()) return s;
+    return tcgemm::kernels::prod::launch_skinny(args, shape, max_blocks);
   };
   return {"prod-skinny launcher, at most " + std::to_string(max_blocks) + " blocks", gemm, false};
 }

@@ -11,10 +11,10 @@ namespace {
 
 constexpr std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
-// Warps resident per SM (skinny.cu's register budget: 64 registers a thread
-// with 8 rows of the small operand per block, about 116 with 16) and blocks
-// resident per SM at most (sm_90). A block's shared memory (512 bytes a
-// warp with 8 rows, 1 KiB with 16) never binds first.
+// Warps resident per SM (skinny.cu: with 8 rows of the small operand two
+// blocks of 16 warps, 64 registers a thread and 6.5 KiB of shared memory a
+// warp, so one-warp blocks fit 30 to an SM, not 32; with 16 about 116
+// registers, one block) and blocks resident per SM at most (sm_90).
 constexpr std::int64_t warps_per_sm(int cols) { return cols == 8 ? 32 : 16; }
 constexpr std::int64_t kMaxBlocksPerSm = 32;
 
@@ -73,7 +73,7 @@ SkinnyShape skinny_shape(const GemmArgs& args, int sm_count) {
 }
 
 std::string to_string(const SkinnyShape& s) {
-  return std::string("small-M path (mma.sync from global memory): small operand ") +
+  return std::string("small-M path (mma.sync, per-warp streaming): small operand ") +
          (s.small_is_a ? "A (M=" : "B (N=") + std::to_string(s.small) + "), " +
          std::to_string(s.cols) + " of its rows x " + std::to_string(kSkinnyRows * s.row_groups) +
          " rows of the other per block, " + std::to_string(s.blocks) + " blocks of " +

@@ -1,6 +1,6 @@
-// The production family's small-M path (skinny.h): mma.sync fed straight
-// from global memory, K split across the warps of a block, the partial sums
-// added in shared memory.
+// The production family's small-M path (skinny.h): mma.sync fed from a
+// per-warp cp.async ring in shared memory, K split across the warps of a
+// block, the partial sums added in shared memory.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -14,6 +14,7 @@
 #include "kernels/numeric.cuh"
 #include "kernels/prod/launch.h"
 #include "kernels/prod/skinny.h"
+#include "ptx/cp_async.cuh"
 #include "ptx/griddep.cuh"
 #include "ptx/mma.cuh"
 
@@ -48,15 +49,120 @@ struct SkinnyParams {
   float beta = 0.0f;
 };
 
-// Load steps a warp issues before its MMAs consume them: 4 x 1 KiB of the
-// large operand in flight per warp. With 8 rows of the small operand that
-// fits the 64 registers a thread has at two blocks of 16 warps per SM; with
-// 16 (two of its rows per step) it takes about 116, one block per SM
-// (skinny.cpp's residency count).
-constexpr int kUnroll = 4;
+// Two ways to keep a warp's loads in flight, measured on the H200
+// (docs/production.md, "The small-M path"):
+//
+// - With 8 rows of the small operand, a ring in shared memory per warp,
+//   filled by cp.async: a lane copies its 16 bytes of each row it needs into
+//   its own slot and reads back only what it copied, so the ring needs no
+//   barrier, no swizzle (consecutive lanes, consecutive 16 bytes) and no
+//   registers while the copies are in flight. kRingSteps - 1 steps (1 KiB of
+//   the large operand each) stay in flight per warp without a gap between
+//   batches: 6.5 KiB of shared memory a warp with its partial sums, 64
+//   registers, two blocks of 16 warps per SM.
+// - With 16 rows, batches of kBatchSteps load steps held in registers (about
+//   116 a thread, one block of 16 warps per SM). A ring of the 16 rows
+//   measured slower there (0.71-0.79 of this on 16 x 28672 x 8192 and
+//   16 x 14336 x 4096).
+constexpr int kRingSteps = 4;
+constexpr int kRingSlots = 3;  // per step and lane: the large rows g and g + 8, the small row g
+constexpr int kBatchSteps = 4;
 template <int kCols>
 constexpr int kBlocksPerSm = kCols == 8 ? 2 : 1;
 constexpr int kMaxThreads = kSkinnyMaxWarps * 32;
+
+// Shared memory a block of `warps` warps needs: its partial sums, then (8
+// rows) the rings.
+template <int kCols>
+constexpr std::size_t partial_bytes(int warps) {
+  return static_cast<std::size_t>(warps) * kSkinnyRows * kCols * sizeof(float);
+}
+template <int kCols>
+constexpr std::size_t smem_bytes(int warps) {
+  const std::size_t ring =
+      kCols == 8 ? std::size_t{kRingSteps} * kRingSlots * 32 * sizeof(uint4) : 0;
+  return partial_bytes<kCols>(warps) + static_cast<std::size_t>(warps) * ring;
+}
+// sm_90's shared memory per SM (228 KiB, 1 KiB of it reserved per block)
+// holds the residency skinny.cpp counts (blocks of one warp: 30 of its 32,
+// inside the shape's 10% margin).
+constexpr std::size_t kSm90SmemPerSm = 228 * 1024;
+static_assert(kBlocksPerSm<8> * (smem_bytes<8>(kSkinnyMaxWarps) + 1024) <= kSm90SmemPerSm);
+
+// The mainloops: this lane's share of the warp's k slice [0, k_len) of the
+// rows at w_lo / w_hi (large operand, rows g and g + 8) and x_lo / x_hi
+// (small operand), each pointer already at the lane's first k (8 q). A
+// lane's 8 elements of a 32-k step are all in the slice or all out (zeros
+// in both operands). The lane's k (8q .. 8q+7) are the fragment's k pairs 2q
+// and 2q+8 of one MMA, the same positions of the next 16 in the next.
+template <typename TIn>
+__device__ __forceinline__ void ring_mainloop(float (&acc)[4], uint4* ring, const TIn* w_lo,
+                                              const TIn* w_hi, const TIn* x_lo, int q, int k_len) {
+  const int steps = (k_len + kSkinnyChunk - 1) / kSkinnyChunk;
+  // Step `step` into its slot, one commit group per step (empty past the
+  // last, so that kRingSteps - 1 groups are always counted in flight). Out
+  // of the slice the copy reads nothing and zero-fills; its address is the
+  // row's first element of the slice (valid whatever q is).
+  const auto issue = [&](int step) {
+    if (step < steps) {
+      const int kk = step * kSkinnyChunk;
+      const bool in = kk + 8 * q < k_len;
+      const int at = in ? kk : -8 * q;
+      uint4* const slot = ring + (step % kRingSteps) * kRingSlots * 32;
+      // The large operand is read once (L2 only); the small one by every
+      // row group of the block (L1).
+      ptx::cp_async_16_zfill<false>(slot, w_lo + at, in);
+      ptx::cp_async_16_zfill<false>(slot + 32, w_hi + at, in);
+      ptx::cp_async_16_zfill<true>(slot + 64, x_lo + at, in);
+    }
+    ptx::cp_async_commit();
+  };
+#pragma unroll
+  for (int step = 0; step < kRingSteps - 1; ++step) issue(step);
+  for (int step = 0; step < steps; ++step) {
+    // This lane's copies of `step` have landed; the slot refilled next is
+    // the one read a step ago (into registers the MMAs since consumed).
+    ptx::cp_async_wait_group<kRingSteps - 2>();
+    const uint4* const slot = ring + (step % kRingSteps) * kRingSlots * 32;
+    const uint4 lo = slot[0];
+    const uint4 hi = slot[32];
+    const uint4 xl = slot[64];
+    issue(step + kRingSteps - 1);
+    ptx::mma_m16n8k16<TIn>(acc, lo.x, hi.x, lo.y, hi.y, xl.x, xl.y);
+    ptx::mma_m16n8k16<TIn>(acc, lo.z, hi.z, lo.w, hi.w, xl.z, xl.w);
+  }
+}
+
+// 16 rows of the small operand: the MMA's M, the large rows its N (acc[0]
+// for rows g, acc[1] for rows g + 8).
+template <typename TIn>
+__device__ __forceinline__ void register_mainloop(float (&acc)[2][4], const TIn* w_lo,
+                                                  const TIn* w_hi, const TIn* x_lo, const TIn* x_hi,
+                                                  int q, int k_len) {
+  constexpr int kStep = kSkinnyChunk * kBatchSteps;
+  for (int k = 0; k < k_len; k += kStep) {
+    uint4 lo[kBatchSteps];
+    uint4 hi[kBatchSteps];
+    uint4 xl[kBatchSteps];
+    uint4 xh[kBatchSteps];
+#pragma unroll
+    for (int u = 0; u < kBatchSteps; ++u) {
+      const int kk = k + u * kSkinnyChunk;
+      const bool in = kk + 8 * q < k_len;
+      lo[u] = in ? ptx::ld_global_stream_v4(w_lo + kk) : uint4{};
+      hi[u] = in ? ptx::ld_global_stream_v4(w_hi + kk) : uint4{};
+      xl[u] = in ? ptx::ld_global_shared_v4(x_lo + kk) : uint4{};
+      xh[u] = in ? ptx::ld_global_shared_v4(x_hi + kk) : uint4{};
+    }
+#pragma unroll
+    for (int u = 0; u < kBatchSteps; ++u) {
+      ptx::mma_m16n8k16<TIn>(acc[0], xl[u].x, xh[u].x, xl[u].y, xh[u].y, lo[u].x, lo[u].y);
+      ptx::mma_m16n8k16<TIn>(acc[0], xl[u].z, xh[u].z, xl[u].w, xh[u].w, lo[u].z, lo[u].w);
+      ptx::mma_m16n8k16<TIn>(acc[1], xl[u].x, xh[u].x, xl[u].y, xh[u].y, hi[u].x, hi[u].y);
+      ptx::mma_m16n8k16<TIn>(acc[1], xl[u].z, xh[u].z, xl[u].w, xh[u].w, hi[u].z, hi[u].w);
+    }
+  }
+}
 
 // kCols rows of the small operand per block: 8, the MMA's N (the large
 // operand's 16 rows are its M), or 16, the MMA's M (the large operand's rows
@@ -70,15 +176,14 @@ __global__ void __launch_bounds__(kMaxThreads, kBlocksPerSm<kCols>)
   // while these blocks run.
   ptx::griddep_wait();
   ptx::griddep_launch_dependents();
-  constexpr int kSteps = kUnroll;
-  constexpr int kStep = kSkinnyChunk * kSteps;
+  extern __shared__ float4 smem_raw[];
   // [K slice][block row][kCols]: each warp's 16 x kCols partial sums, sized
   // for the launch's warps (launch_instance) so that small blocks stay many
   // per SM.
-  extern __shared__ float4 smem_raw[];
   float* const partial = reinterpret_cast<float*>(smem_raw);
   const int lane = static_cast<int>(threadIdx.x) % 32;
   const int warp = static_cast<int>(threadIdx.x) / 32;
+  const int warps = static_cast<int>(blockDim.x) / 32;
   const int g = lane / 4;
   const int q = lane % 4;
   // The warps of one K slice (consecutive warps) take the block's row groups,
@@ -87,7 +192,7 @@ __global__ void __launch_bounds__(kMaxThreads, kBlocksPerSm<kCols>)
   const int rows_per_block = kSkinnyRows * p.row_groups;
   const int row_group = warp % p.row_groups;
   const int k_slice = warp / p.row_groups;
-  const int k_slices = static_cast<int>(blockDim.x) / 32 / p.row_groups;
+  const int k_slices = warps / p.row_groups;
   // This warp's slice of K, [k_begin, k_begin + k_len); k_len is a multiple
   // of 8 (K and k_per_warp are), at most k_per_warp (32-bit).
   const std::int64_t k_begin = k_slice * p.k_per_warp;
@@ -115,36 +220,15 @@ __global__ void __launch_bounds__(kMaxThreads, kBlocksPerSm<kCols>)
     // kCols == 8: one accumulator, D(large row, small row). kCols == 16:
     // one per 8 large rows, D(small row, large row).
     float acc[kCols / 8][4] = {};
-    for (int k = 0; k < k_len; k += kStep) {
-      uint4 lo[kSteps];
-      uint4 hi[kSteps];
-      uint4 xl[kSteps];
-      uint4 xh[kSteps];
-#pragma unroll
-      for (int u = 0; u < kSteps; ++u) {
-        // A lane's 8 elements are all in the slice or all out (zeros in
-        // both operands).
-        const int kk = k + u * kSkinnyChunk;
-        const bool in = kk + 8 * q < k_len;
-        lo[u] = in ? ptx::ld_global_stream_v4(w_lo + kk) : uint4{};
-        hi[u] = in ? ptx::ld_global_stream_v4(w_hi + kk) : uint4{};
-        xl[u] = in ? ptx::ld_global_shared_v4(x_lo + kk) : uint4{};
-        if constexpr (kCols == 16) xh[u] = in ? ptx::ld_global_shared_v4(x_hi + kk) : uint4{};
-      }
-#pragma unroll
-      for (int u = 0; u < kSteps; ++u) {
-        // The lane's k (8q .. 8q+7) as the fragment's k pairs: 2q and 2q+8
-        // in the first MMA, the same positions of the second 16 in the next.
-        if constexpr (kCols == 8) {
-          ptx::mma_m16n8k16<TIn>(acc[0], lo[u].x, hi[u].x, lo[u].y, hi[u].y, xl[u].x, xl[u].y);
-          ptx::mma_m16n8k16<TIn>(acc[0], lo[u].z, hi[u].z, lo[u].w, hi[u].w, xl[u].z, xl[u].w);
-        } else {
-          ptx::mma_m16n8k16<TIn>(acc[0], xl[u].x, xh[u].x, xl[u].y, xh[u].y, lo[u].x, lo[u].y);
-          ptx::mma_m16n8k16<TIn>(acc[0], xl[u].z, xh[u].z, xl[u].w, xh[u].w, lo[u].z, lo[u].w);
-          ptx::mma_m16n8k16<TIn>(acc[1], xl[u].x, xh[u].x, xl[u].y, xh[u].y, hi[u].x, hi[u].y);
-          ptx::mma_m16n8k16<TIn>(acc[1], xl[u].z, xh[u].z, xl[u].w, xh[u].w, hi[u].z, hi[u].w);
-        }
-      }
+    if constexpr (kCols == 8) {
+      // This warp's ring: [step][slot][lane] of 16 bytes, after the
+      // block's partial sums.
+      uint4* const ring = reinterpret_cast<uint4*>(reinterpret_cast<char*>(smem_raw) +
+                                                   partial_bytes<kCols>(warps)) +
+                          warp * kRingSteps * kRingSlots * 32 + lane;
+      ring_mainloop<TIn>(acc[0], ring, w_lo, w_hi, x_lo, q, k_len);
+    } else {
+      register_mainloop<TIn>(acc, w_lo, w_hi, x_lo, x_hi, q, k_len);
     }
 
     // mine[large row][small row], this warp's 16 large rows.
@@ -196,7 +280,7 @@ Status launch_instance(const SkinnyParams& p, const SkinnyShape& shape, std::int
   const auto kernel =
       shape.cols == 8 ? &skinny_kernel<TIn, TOut, 8> : &skinny_kernel<TIn, TOut, 16>;
   const std::size_t smem =
-      static_cast<std::size_t>(shape.warps) * kSkinnyRows * shape.cols * sizeof(float);
+      shape.cols == 8 ? smem_bytes<8>(shape.warps) : smem_bytes<16>(shape.warps);
   // A plain launch, not a dependent one: the grid is sized to leave every
   // block resident with 10% of the slots to spare (skinny_shape), and the
   // block scheduler spreads such a grid over every SM only when it launches
@@ -231,7 +315,37 @@ Status check_operands(const GemmArgs& args) {
   return {StatusCode::kInvalidValue, "prod-skinny: " + reason};
 }
 
+// The 8-row instance's shared-memory limit, for a block of every warp.
+template <typename TIn, typename TOut>
+Status allow_ring_smem() {
+  return allow_dynamic_smem(reinterpret_cast<const void*>(&skinny_kernel<TIn, TOut, 8>),
+                            smem_bytes<8>(kSkinnyMaxWarps), "prod-skinny");
+}
+
+// f(in, out), the dtype tags of args' A and C, for 16-bit inputs;
+// kNotSupported for others.
+template <typename F>
+Status visit_instance(const GemmArgs& args, F&& f) {
+  return visit_dtype(args.a.dtype, [&](auto in) {
+    using TIn = typename decltype(in)::type;
+    return visit_dtype(args.c.dtype, [&](auto out) {
+      if constexpr (std::is_same_v<TIn, float>) {
+        return Status{StatusCode::kNotSupported, "prod-skinny: inputs are not 16-bit"};
+      } else {
+        return f(in, out);
+      }
+    });
+  });
+}
+
 }  // namespace
+
+Status prepare_skinny(const GemmArgs& args, const SkinnyShape& shape) {
+  if (shape.cols != 8) return Status::success();  // its partial sums stay under 48 KiB
+  return visit_instance(args, [](auto in, auto out) {
+    return allow_ring_smem<typename decltype(in)::type, typename decltype(out)::type>();
+  });
+}
 
 Status launch_skinny(const GemmArgs& args, const SkinnyShape& shape, std::int64_t max_blocks) {
   if (Status s = check_operands(args); !s.ok()) return s;
@@ -262,16 +376,9 @@ Status launch_skinny(const GemmArgs& args, const SkinnyShape& shape, std::int64_
   p.k_per_warp = shape.k_per_warp;
   p.alpha = args.alpha;
   p.beta = args.beta;
-  return visit_dtype(args.a.dtype, [&](auto in) {
-    using TIn = typename decltype(in)::type;
-    return visit_dtype(args.c.dtype, [&](auto out) {
-      using TOut = typename decltype(out)::type;
-      if constexpr (std::is_same_v<TIn, float>) {
-        return Status{StatusCode::kNotSupported, "prod-skinny: inputs are not 16-bit"};
-      } else {
-        return launch_instance<TIn, TOut>(p, shape, max_blocks, args.stream);
-      }
-    });
+  return visit_instance(args, [&](auto in, auto out) {
+    return launch_instance<typename decltype(in)::type, typename decltype(out)::type>(
+        p, shape, max_blocks, args.stream);
   });
 }
 
@@ -282,8 +389,10 @@ namespace tcgemm::kernels {
 Status launch_prod_skinny(const GemmArgs& args) {
   tcgemm::prod::DeviceModel model;
   if (Status s = prod::device_model(args, &model); !s.ok()) return s;
-  return prod::launch_skinny(args, tcgemm::prod::skinny_shape(args, model.sm_count),
-                             prod::skinny_max_blocks(model));
+  const tcgemm::prod::SkinnyShape shape = tcgemm::prod::skinny_shape(args, model.sm_count);
+  if (Status s = prod::check_operands(args); !s.ok()) return s;
+  if (Status s = prod::prepare_skinny(args, shape); !s.ok()) return s;
+  return prod::launch_skinny(args, shape, prod::skinny_max_blocks(model));
 }
 
 std::string describe_prod_skinny(const GemmArgs& args) {

@@ -2,12 +2,13 @@
 // rows and the other operand, the weights, must simply be streamed at the
 // device's memory rate (GEMV and the decode shapes of an LLM).
 //
-// No shared-memory ring, no TMA, no clusters: each warp loads 16 rows of the
-// large operand and the few rows of the small one straight from global
-// memory into mma.sync fragments (m16n8k16): up to 8 rows of the small
+// No TMA, no clusters, no mbarriers: each warp streams 16 rows of the large
+// operand and the few rows of the small one through its own ring of load
+// steps in shared memory (cp.async, each lane reading back only its own 16
+// bytes) into mma.sync fragments (m16n8k16): up to 8 rows of the small
 // operand are the MMA's N and the large operand's 16 rows its M; 9 to 16
 // rows of the small operand are the MMA's M and the large operand's rows
-// its N, 8 per MMA. A thread's 16-byte load holds 8
+// its N, 8 per MMA. A thread's 16-byte copy holds 8
 // consecutive k of one row; the MMA sees them as the k its fragment layout
 // expects, which is harmless because the large and the small operand are
 // loaded with the same k permutation. A block covers 16 rows per row group
@@ -63,7 +64,7 @@ struct SkinnyShape {
 // per block cannot all be resident).
 SkinnyShape skinny_shape(const GemmArgs& args, int sm_count);
 
-// "small-M path (mma.sync from global memory): small operand A (M=16), 16 of its
+// "small-M path (mma.sync, per-warp streaming): small operand A (M=16), 16 of its
 // rows x 32 rows of the other per block, 128 blocks of 2 row groups x 4 K slices of 1024"
 std::string to_string(const SkinnyShape& shape);
 
@@ -71,9 +72,17 @@ std::string to_string(const SkinnyShape& shape);
 
 namespace tcgemm::kernels::prod {
 
+// Raises the shared-memory limit of the kernel instance that `shape` runs
+// for `args`' dtypes in the current device's context (a host call, before
+// anything is enqueued: GemmPlan::create and the one-shot call make it);
+// launch_skinny needs it first for 8-row shapes (their rings pass 48 KiB).
+// kNotSupported for inputs that are not 16-bit, kNotSupported/kCudaError
+// from the runtime.
+Status prepare_skinny(const GemmArgs& args, const tcgemm::prod::SkinnyShape& shape);
+
 // Enqueues the small-M path for `args` with `shape` (skinny_shape of the
-// same problem) on args.stream; no allocation, synchronization or device
-// query, so a CUDA graph can capture it. kInvalidValue, nothing enqueued,
+// same problem, prepared by prepare_skinny) on args.stream; no allocation,
+// synchronization or device query, so a CUDA graph can capture it. kInvalidValue, nothing enqueued,
 // unless M, N, K >= 1, A is row-major and B column-major, K, lda, ldb (and
 // with a batch the strides of A and B) are multiples of 8 and A and B are
 // 16-byte aligned. A problem of more than 16 rows in both M and N runs in
