@@ -1,5 +1,6 @@
-// The production family's small-M path (skinny.h): mma.sync fed from a
-// per-warp cp.async ring in shared memory, K split across the warps of a
+// The production family's small-M path (skinny.h): mma.sync fed by per-warp
+// load streams (a cp.async ring in shared memory for 8 rows of the small
+// operand, batches in registers for 16), K split across the warps of a
 // block, the partial sums added in shared memory.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -390,7 +391,6 @@ Status launch_prod_skinny(const GemmArgs& args) {
   tcgemm::prod::DeviceModel model;
   if (Status s = prod::device_model(args, &model); !s.ok()) return s;
   const tcgemm::prod::SkinnyShape shape = tcgemm::prod::skinny_shape(args, model.sm_count);
-  if (Status s = prod::check_operands(args); !s.ok()) return s;
   if (Status s = prod::prepare_skinny(args, shape); !s.ok()) return s;
   return prod::launch_skinny(args, shape, prod::skinny_max_blocks(model));
 }
