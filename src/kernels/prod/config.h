@@ -202,10 +202,10 @@ inline constexpr std::array kConfigs = {
     // 152 registers (setmaxnreg); clusters of 2 with B multicast, as
     // cuBLAS's kernel there (0.8% faster at 3072^3 than without); 4 stages
     // fill the shared memory. Timed by tcgemm-tune, not estimated: on the
-    // H200 (without clusters) it won 3072^3 (0.0808 ms against
-    // prod-128x192's 0.0818, bf16 tn; tnr and fp16 alike) and lost to
-    // prod-128x256 on the squares from 2048 to 8192 and the llm shapes of
-    // M = 512 to 4096.
+    // H200 it ties prod-128x192 at 3072^3, loses to prod-128x256 on the
+    // squares from 2048 to 8192 and the llm shapes of M = 512 to 4096, and
+    // timed 0.89-0.96x of prod-128x256 on most problems with a 16384 side
+    // and K >= 8192 (the table of 2026-12-05, docs/production.md).
     ConfigEntry{"prod-192x192",
                 TileConfig{.bm = 192,
                            .bn = 192,
