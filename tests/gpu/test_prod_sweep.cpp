@@ -876,6 +876,41 @@ TEST_F(ProdSmallM, BlocksLoopOverTheWorkPastTheGrid) {
   run_all(cases, "ProdSmallM 3 blocks", skinny_backend(/*max_blocks=*/3));
 }
 
+// A zero-filling copy into a ring slot that held real data: K slices whose
+// last one is ragged (K = 4104, 4112, 4120: its last step holds 8, 16 or 24
+// of its 32 k) and many steps long, so that its last step refills a slot the
+// same warp filled with a whole step before; the small operand's widths 8
+// (3 rows) and 16 (12 rows). A copy that kept the slot's old data where it
+// should zero-fill adds products of other k to the sums. The cases in
+// small_m_cases() have K = 8 (mod 32) and last slices of one step, which
+// leave a zero-filled slot's earlier contents to chance.
+TEST_F(ProdSmallM, ARaggedLastSliceZeroFillsReusedSlots) {
+  tcgemm::prod::DeviceModel model;
+  ASSERT_TRUE(tcgemm::kernels::prod::device_model(&model).ok());
+  std::vector<GemmCase> cases;
+  std::uint64_t seed = 0x5c1a3000;
+  for (const std::int64_t m : {3, 12}) {
+    for (const std::int64_t k : {4104, 4112, 4120}) {
+      GemmCase c = make_case(m, 2056, k, {kRow, kCol, kCol}, DType::kBF16, DType::kBF16, ++seed);
+      c.batch = BatchMode::kTight;
+      // The premise, on this device's launch shape: the last slice ends in
+      // a partial step, after more steps than any ring holds.
+      GemmArgs args;
+      args.m = m;
+      args.n = c.n;
+      args.k = k;
+      args.batch_count = c.batch_count;
+      const tcgemm::prod::SkinnyShape shape = tcgemm::prod::skinny_shape(args, model.sm_count);
+      const std::int64_t last = k - (shape.k_slices - 1) * shape.k_per_warp;
+      EXPECT_GT(shape.k_slices, 1) << m << "x2056x" << k;
+      EXPECT_NE(last % tcgemm::prod::kSkinnyChunk, 0) << m << "x2056x" << k;
+      EXPECT_GT(last / tcgemm::prod::kSkinnyChunk, 8) << m << "x2056x" << k;
+      cases.push_back(c);
+    }
+  }
+  run_all(cases, "ProdSmallM ragged last slice", skinny_backend());
+}
+
 // The embedded tuned table decides between the small-M path and the tiles
 // where it holds the problem: for every entry of the current device that the
 // path could run (aligned, tight operands at made-up addresses: describe()

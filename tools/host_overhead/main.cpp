@@ -93,11 +93,10 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"tn", "tnr"}));
   app.add_option("--csv", csv, "also write the table here");
   double copy_mib = 0;
-  app.add_option(
-         "--copy-rate", copy_mib,
-         "instead: the device-to-device copy rate of a buffer of this many MiB (GB/s, "
-         "bytes read + written, median of 20 cudaMemcpyAsync timed by CUDA events, rotating "
-         "through buffer pairs that span 4x the L2)")
+  app.add_option("--copy-rate", copy_mib,
+                 "instead: the device-to-device copy rate of a buffer of this many MiB (GB/s, "
+                 "bytes read + written, median of 20 or more cudaMemcpyAsync timed by CUDA events, "
+                 "rotating through buffer pairs that span 4x the L2)")
       ->check(CLI::Range(1.0, 16384.0));
   CLI11_PARSE(app, argc, argv);
 
@@ -129,9 +128,11 @@ int main(int argc, char** argv) {
     cudaEvent_t stop = nullptr;
     check(cudaEventCreate(&start), "cudaEventCreate");
     check(cudaEventCreate(&stop), "cudaEventCreate");
+    // 3 untimed copies, then at least 20 timed and at least one per pair.
+    const std::size_t copies = 3 + std::max<std::size_t>(20, pairs);
     std::vector<double> gbps;
-    for (int i = 0; i < 23; ++i) {
-      const std::size_t p = static_cast<std::size_t>(i) % pairs;
+    for (std::size_t i = 0; i < copies; ++i) {
+      const std::size_t p = i % pairs;
       check(cudaEventRecord(start), "cudaEventRecord");
       check(cudaMemcpyAsync(dst[p], src[p], bytes, cudaMemcpyDeviceToDevice), "cudaMemcpyAsync");
       check(cudaEventRecord(stop), "cudaEventRecord");

@@ -3,12 +3,13 @@
 // device's memory rate (GEMV and the decode shapes of an LLM).
 //
 // No TMA, no clusters, no mbarriers: each warp streams 16 rows of the large
-// operand and the few rows of the small one through its own ring of load
-// steps in shared memory (cp.async, each lane reading back only its own 16
-// bytes) into mma.sync fragments (m16n8k16): up to 8 rows of the small
-// operand are the MMA's N and the large operand's 16 rows its M; 9 to 16
-// rows of the small operand are the MMA's M and the large operand's rows
-// its N, 8 per MMA. A thread's 16-byte copy holds 8
+// operand and the few rows of the small one into mma.sync fragments
+// (m16n8k16), through its own ring of load steps in shared memory with up
+// to 8 rows of the small operand (cp.async, each lane reading back only its
+// own 16 bytes), in batches of load steps held in registers with 9 to 16.
+// Up to 8 rows of the small operand are the MMA's N and the large operand's
+// 16 rows its M; 9 to 16 rows of the small operand are the MMA's M and the
+// large operand's rows its N, 8 per MMA. A thread's 16-byte load holds 8
 // consecutive k of one row; the MMA sees them as the k its fragment layout
 // expects, which is harmless because the large and the small operand are
 // loaded with the same k permutation. A block covers 16 rows per row group
@@ -76,8 +77,9 @@ namespace tcgemm::kernels::prod {
 // for `args`' dtypes in the current device's context (a host call, before
 // anything is enqueued: GemmPlan::create and the one-shot call make it);
 // launch_skinny needs it first for 8-row shapes (their rings pass 48 KiB).
-// kNotSupported for inputs that are not 16-bit, kNotSupported/kCudaError
-// from the runtime.
+// For those, kNotSupported for inputs that are not 16-bit and
+// kNotSupported/kCudaError from the runtime; 16-row shapes need nothing and
+// always succeed.
 Status prepare_skinny(const GemmArgs& args, const tcgemm::prod::SkinnyShape& shape);
 
 // Enqueues the small-M path for `args` with `shape` (skinny_shape of the
