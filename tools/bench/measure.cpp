@@ -13,8 +13,6 @@ using testing::DeviceBuffer;
 // cudaMalloc returns 256-byte aligned memory; carving every buffer set at that
 // alignment gives each set the alignment of a fresh allocation (TMA needs 16).
 constexpr std::size_t kSetAlignment = 256;
-// Rotate buffer sets until together they exceed 4x the L2.
-constexpr std::int64_t kL2Multiple = 4;
 // Launches under ~50 us are batched between one event pair, here until a
 // sample lasts about 0.5 ms.
 constexpr double kShortLaunchMs = 0.05;

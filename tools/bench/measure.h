@@ -96,8 +96,13 @@ struct SetPlan {
   int sets = 1;
 };
 
-// Enough sets that together they exceed 4x the L2 (`l2_bytes`), or 1 when
-// one set already does.
+// Timed buffers rotate until together they exceed this many times the L2,
+// so that no launch finds its operands there (tcgemm-bench's operand sets,
+// tcgemm-host-overhead's copies).
+inline constexpr std::int64_t kL2Multiple = 4;
+
+// Enough sets that together they exceed kL2Multiple x the L2 (`l2_bytes`),
+// or 1 when one set already does.
 SetPlan plan_sets(const Problem& p, std::int64_t l2_bytes);
 
 // The problem's operands plan.sets times over, one pool per operand. Set 0 is

@@ -6,13 +6,12 @@
 // wait for the GPU and time the kernels instead).
 //
 //   tcgemm-host-overhead --shape 1024x1024x1024 --shape 64x4096x4096 --csv out.csv
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
 #include <tcgemm/gemm_plan.h>
 #include <tcgemm/tcgemm.h>
 
 #include <CLI/CLI.hpp>
-#include <cublas_v2.h>
-#include <cuda_runtime_api.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -22,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "measure.h"
 #include "testing/testing.h"
 
 namespace {
@@ -93,10 +93,11 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"tn", "tnr"}));
   app.add_option("--csv", csv, "also write the table here");
   double copy_mib = 0;
-  app.add_option("--copy-rate", copy_mib,
-                 "instead: the device-to-device copy rate of a buffer of this many MiB (GB/s, "
-                 "bytes read + written, median of 20 or more cudaMemcpyAsync timed by CUDA events, "
-                 "rotating through buffer pairs that span 4x the L2)")
+  app.add_option(
+         "--copy-rate", copy_mib,
+         "instead: the device-to-device copy rate of a buffer of this many MiB (GB/s, "
+         "bytes read + written, median of 20 or more cudaMemcpyAsync timed by CUDA events, "
+         "rotating through buffer pairs that span 4x the L2, as tcgemm-bench's operand sets)")
       ->check(CLI::Range(1.0, 16384.0));
   CLI11_PARSE(app, argc, argv);
 
@@ -107,8 +108,8 @@ int main(int argc, char** argv) {
   }
   if (copy_mib > 0) {
     // Copies of a buffer that fits in L2 would be timed from L2: rotate
-    // through enough source/destination pairs to span 4x the L2, as
-    // tcgemm-bench rotates its operand sets (docs/benchmarking.md).
+    // through enough source/destination pairs to span kL2Multiple x the L2,
+    // as tcgemm-bench rotates its operand sets (docs/benchmarking.md).
     const auto bytes = static_cast<std::size_t>(copy_mib * 1024 * 1024);
     int device = 0;
     int l2_bytes = 0;
@@ -116,7 +117,8 @@ int main(int argc, char** argv) {
     check(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, device),
           "cudaDeviceGetAttribute");
     const std::size_t pairs = std::max<std::size_t>(
-        1, (4 * static_cast<std::size_t>(l2_bytes) + 2 * bytes - 1) / (2 * bytes));
+        1, (static_cast<std::size_t>(tcgemm::bench::kL2Multiple * l2_bytes) + 2 * bytes - 1) /
+               (2 * bytes));
     std::vector<void*> src(pairs, nullptr);
     std::vector<void*> dst(pairs, nullptr);
     for (std::size_t p = 0; p < pairs; ++p) {
