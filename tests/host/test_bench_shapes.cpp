@@ -1,9 +1,11 @@
 // tcgemm-bench's problems, on the host (tools/bench/shapes.h, batch.h,
 // contenders.h): the standard sets, strided batches and base offsets as they
 // reach the GEMM's arguments, the checks a problem passes before any GPU work,
-// the batch-entry arithmetic of verification, and which rows --kernels runs.
+// the batch-entry arithmetic of verification, which rows --kernels runs, and
+// how many launches one timing sample spans.
 #include "batch.h"
 #include "contenders.h"
+#include "sampling.h"
 #include "shapes.h"
 
 #include <gtest/gtest.h>
@@ -236,6 +238,24 @@ TEST(BenchContenders, KernelsFilterSelectsTheDispatcherLikeAKernelName) {
   EXPECT_EQ(both, (std::vector<std::string>{"hopper-14", "tcgemm", "cublas"}));
   // Nothing matched: only cuBLAS, which main() reports as a usage error.
   EXPECT_EQ(names(select_contenders({"no-such-kernel"})), (std::vector<std::string>{"cublas"}));
+}
+
+// One way of timing for all of a problem's rows: batched as soon as one row
+// runs under 50 us, each for ~0.5 ms and at least 2 launches; otherwise one
+// launch a sample.
+TEST(BenchSampling, OneShortRowBatchesEveryRow) {
+  const std::vector<double> mixed{0.030, 0.060, 0.800};
+  EXPECT_EQ(launches_per_sample(mixed), (std::vector<int>{17, 9, 2}));
+  const std::vector<double> long_only{0.050, 0.2};
+  EXPECT_EQ(launches_per_sample(long_only), (std::vector<int>{1, 1}));
+  // A failed warm-up (0) neither sets nor takes the method.
+  const std::vector<double> failed{0.0, 0.070};
+  EXPECT_EQ(launches_per_sample(failed), (std::vector<int>{1, 1}));
+  const std::vector<double> failed_short{0.0, 0.010};
+  EXPECT_EQ(launches_per_sample(failed_short)[1], 50);
+  // Near the events' resolution the batch is bounded.
+  const std::vector<double> tiny{0.00001};
+  EXPECT_EQ(launches_per_sample(tiny), (std::vector<int>{10000}));
 }
 
 }  // namespace

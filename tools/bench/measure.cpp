@@ -13,12 +13,6 @@ using testing::DeviceBuffer;
 // cudaMalloc returns 256-byte aligned memory; carving every buffer set at that
 // alignment gives each set the alignment of a fresh allocation (TMA needs 16).
 constexpr std::size_t kSetAlignment = 256;
-// Launches under ~50 us are batched between one event pair, here until a
-// sample lasts about 0.5 ms.
-constexpr double kShortLaunchMs = 0.05;
-constexpr double kMinSampleMs = 0.5;
-// Bounds the batch when the estimate is near the events' ~0.5 us resolution.
-constexpr int kMaxLaunchesPerSample = 10000;
 
 std::size_t round_up(std::size_t value, std::size_t multiple) {
   return (value + multiple - 1) / multiple * multiple;
@@ -251,18 +245,14 @@ std::vector<TimingOutcome> time_interleaved(std::span<const Launcher> launchers,
 
   // Warm-up, which also measures each launch roughly to size its samples.
   warmup = std::max(warmup, 1);
-  std::vector<int> per_sample(launchers.size(), 1);
+  std::vector<double> estimate_ms(launchers.size(), 0.0);
   for (std::size_t i = 0; i < launchers.size(); ++i) {
     const EventPair warm;
     if (!enqueue(i, warmup, warm)) continue;
     sync_or_throw(stream, "warm-up");
-    const double estimate_ms = warm.elapsed_ms() / warmup;
-    if (estimate_ms < kShortLaunchMs) {
-      per_sample[i] = estimate_ms * kMaxLaunchesPerSample <= kMinSampleMs
-                          ? kMaxLaunchesPerSample
-                          : static_cast<int>(std::ceil(kMinSampleMs / estimate_ms));
-    }
+    estimate_ms[i] = warm.elapsed_ms() / warmup;
   }
+  const std::vector<int> per_sample = launches_per_sample(estimate_ms);
 
   std::vector<std::vector<EventPair>> samples(launchers.size());
   for (auto& s : samples) s.reserve(static_cast<std::size_t>(iters));

@@ -9,6 +9,7 @@
 #include "batch.h"
 #include "contenders.h"
 #include "cuda_check.h"
+#include "sampling.h"
 #include "shapes.h"
 #include "testing/testing.h"
 
@@ -196,13 +197,13 @@ struct TimingOutcome {
 };
 
 // Interleaved timing: `warmup` launches of each launcher (at least 1), which
-// also size its samples (under ~50 us per launch, one sample spans enough
-// launches to last ~0.5 ms), then `iters` iterations, each taking one sample
-// of every launcher in turn, so clock drift and neighbours' load hit all
-// alike. Each launch uses the next operand set. Events are read only after
-// the whole loop is enqueued, so the host stays ahead of the GPU and no
-// launch gap enters a sample. One outcome per launcher: the median, min and
-// max per-launch time, or the error a launch returned.
+// also size the samples (launches_per_sample: one way for all launchers),
+// then `iters` iterations, each taking one sample of every launcher in turn,
+// so clock drift and neighbours' load hit all alike. Each launch uses the
+// next operand set. Events are read only after the whole loop is enqueued,
+// so the host stays ahead of the GPU and no launch gap enters a sample. One
+// outcome per launcher: the median, min and max per-launch time, or the
+// error a launch returned.
 std::vector<TimingOutcome> time_interleaved(std::span<const Launcher> launchers,
                                             const OperandSets& operands,
                                             const GemmWorkspace& workspace, int warmup, int iters,
