@@ -45,10 +45,12 @@ Status GemmPlan::create(const GemmArgs& args, const GemmOptions& options, GemmPl
   plan->state_.reset();
   // run() takes alpha, beta and the workspace: plan as for a product (a zero
   // alpha would plan C = beta * C, and validate() would check the caller's
-  // placeholder scalars and workspace).
+  // placeholder scalars and workspace), keeping only whether beta is zero:
+  // the heuristic weighs C's read where it is not, so the plan chooses what
+  // gemm(args) and describe(args) do.
   GemmArgs planned = args;
   planned.alpha = 1.0f;
-  planned.beta = 0.0f;
+  planned.beta = args.beta == 0.0f ? 0.0f : 1.0f;
   planned.workspace = nullptr;
   planned.workspace_bytes = 0;
   const KernelChoice choice = choose_for_call(planned, options, /*unlimited_workspace=*/true);

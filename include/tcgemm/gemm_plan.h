@@ -42,11 +42,16 @@ class GemmPlan {
   GemmPlan& operator=(const GemmPlan&) = delete;
 
   // Plans args (its pointers are read for their alignment only; alpha,
-  // beta, stream and workspace are ignored: run() takes them). The errors
-  // gemm(args, options) would return, plus kNotSupported for options.kernel
-  // naming a kernel outside the production family (a ladder step runs
-  // through gemm() only) and kCudaError when the owned workspace cannot be
-  // allocated. On error *plan is left empty.
+  // stream and workspace are ignored, and beta but for whether it is zero:
+  // run() takes them). The kernel and config are those gemm(args, options)
+  // and describe(args, options) choose; a run with a beta of the other kind
+  // (zero or not) is as correct, on a choice made for the planned one.
+  // Errors: those gemm(args, options) would return; kNotSupported for
+  // options.kernel naming a kernel outside the production family (a ladder
+  // step runs through gemm() only) where the problem has a product to
+  // compute (M, N, K >= 1: a BLAS quick return plans no kernel, as gemm()
+  // runs none); kCudaError when the owned workspace cannot be allocated. On
+  // error *plan is left empty.
   static Status create(const GemmArgs& args, const GemmOptions& options, GemmPlan* plan);
 
   // C = alpha * A * B + beta * C on `stream` with the planned problem.

@@ -93,7 +93,11 @@ struct GemmArgs {
   std::int64_t k = 0;
   MatrixRef a;         // M x K
   MatrixRef b;         // K x N
-  MutableMatrixRef c;  // M x N, read when beta != 0, always written
+  // M x N, read when beta != 0, always written. C must not overlap A, B or
+  // the workspace (as in cuBLAS, no in-place product: the results are then
+  // undefined; validate() does not look for it). Its batch entries must not
+  // overlap each other (validate() checks that).
+  MutableMatrixRef c;
   float alpha = 1.0f;
   float beta = 0.0f;
   std::int64_t batch_count = 1;

@@ -148,6 +148,39 @@ TEST_F(GemmPlanTest, AFlippedChoiceRunsOnACOfAnyElementAlignment) {
   expect_exact_run(plan, second, nullptr, what + " (flipped plan, C one element off)");
 }
 
+// A plan chooses what describe() names for the same arguments, beta zero or
+// not (the heuristic weighs C's read where beta != 0: 64 x 14336 x 1024 and
+// 96 x 1024 x 4096 in TN change choice with it on the H200's model), over
+// shapes of the tiles, the small-M path and a repack. Pointers are read for
+// their alignment only: none is dereferenced.
+TEST_F(GemmPlanTest, ChoosesWhatDescribeNames) {
+  struct Shape {
+    std::int64_t m, n, k;
+  };
+  auto* const base = reinterpret_cast<std::byte*>(std::uintptr_t{1} << 32);
+  for (const Shape shape : {Shape{64, 14336, 1024}, Shape{96, 1024, 4096}, Shape{4096, 4096, 4096},
+                            Shape{16, 4096, 4096}, Shape{500, 300, 77}}) {
+    for (const float beta : {0.0f, 1.0f}) {
+      GemmArgs args;
+      args.m = shape.m;
+      args.n = shape.n;
+      args.k = shape.k;
+      args.a = {base, DType::kBF16, Layout::kRowMajor, shape.k};
+      args.b = {base, DType::kBF16, Layout::kColMajor, shape.k};
+      args.c = {base, DType::kBF16, Layout::kColMajor, shape.m};
+      args.beta = beta;
+      const std::string what = std::to_string(shape.m) + "x" + std::to_string(shape.n) + "x" +
+                               std::to_string(shape.k) + " beta " + std::to_string(beta);
+      const tcgemm::Description described = tcgemm::describe(args);
+      ASSERT_TRUE(IsOk(described.status)) << what;
+      GemmPlan plan;
+      ASSERT_TRUE(IsOk(GemmPlan::create(args, {}, &plan))) << what;
+      EXPECT_EQ(plan.description().kernel, described.kernel) << what;
+      EXPECT_EQ(plan.description().config, described.config) << what;
+    }
+  }
+}
+
 TEST_F(GemmPlanTest, RunIsCapturedInACudaGraph) {
   cudaStream_t stream = nullptr;
   TCGEMM_CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));

@@ -879,11 +879,13 @@ TEST_F(ProdSmallM, BlocksLoopOverTheWorkPastTheGrid) {
 // A zero-filling copy into a ring slot that held real data: K slices whose
 // last one is ragged (K = 4104, 4112, 4120: its last step holds 8, 16 or 24
 // of its 32 k) and many steps long, so that its last step refills a slot the
-// same warp filled with a whole step before; the small operand's widths 8
-// (3 rows) and 16 (12 rows). A copy that kept the slot's old data where it
-// should zero-fill adds products of other k to the sums. The cases in
-// small_m_cases() have K = 8 (mod 32) and last slices of one step, which
-// leave a zero-filled slot's earlier contents to chance.
+// same warp filled with a whole step before. A copy that kept the slot's old
+// data where it should zero-fill adds products of other k to the sums. The
+// ring serves a small operand 8 wide (3 rows); 12 rows (16 wide) go through
+// registers, where the same K runs the masked loads of a ragged last step
+// at the end of a long slice. The cases in small_m_cases() have K = 8 (mod
+// 32) and last slices of one step, which leave a zero-filled slot's earlier
+// contents to chance.
 TEST_F(ProdSmallM, ARaggedLastSliceZeroFillsReusedSlots) {
   tcgemm::prod::DeviceModel model;
   ASSERT_TRUE(tcgemm::kernels::prod::device_model(&model).ok());
@@ -902,6 +904,7 @@ TEST_F(ProdSmallM, ARaggedLastSliceZeroFillsReusedSlots) {
       args.batch_count = c.batch_count;
       const tcgemm::prod::SkinnyShape shape = tcgemm::prod::skinny_shape(args, model.sm_count);
       const std::int64_t last = k - (shape.k_slices - 1) * shape.k_per_warp;
+      EXPECT_EQ(shape.cols, m == 3 ? 8 : 16) << m << "x2056x" << k;
       EXPECT_GT(shape.k_slices, 1) << m << "x2056x" << k;
       EXPECT_NE(last % tcgemm::prod::kSkinnyChunk, 0) << m << "x2056x" << k;
       EXPECT_GT(last / tcgemm::prod::kSkinnyChunk, 8) << m << "x2056x" << k;

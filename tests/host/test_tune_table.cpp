@@ -14,6 +14,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "problems.h"
@@ -459,8 +460,14 @@ TEST(TuneProblems, SetsCrossLayoutsAndDropDuplicates) {
   first.paths.epilogue = prod::EpiloguePath::kDirect;  // M % 8 != 0: no TMA store
   EXPECT_EQ(list.keys.front(), first);
   EXPECT_EQ(list.keys.back(), key(16384, 16384, 16384, kTNR));
-  for (std::size_t i = 0; i < list.keys.size(); ++i)
-    EXPECT_EQ(key_of(list.problems[i]), list.keys[i]);
+  // Each problem beside its key, and no key twice.
+  for (std::size_t i = 0; i < list.keys.size(); ++i) {
+    const bench::Problem& p = list.problems[i];
+    const ShapeKey& k = list.keys[i];
+    EXPECT_EQ(std::tuple(p.m, p.n, p.k, p.batch), std::tuple(k.m, k.n, k.k, k.batch)) << i;
+    EXPECT_EQ(bench::layouts_name(p.layouts), bench::layouts_name(k.layouts)) << i;
+    for (std::size_t j = 0; j < i; ++j) EXPECT_FALSE(list.keys[j] == k) << j << " and " << i;
+  }
 }
 
 TEST(TuneProblems, KeysCarryAlignmentAsCanonicalizeSeesIt) {
