@@ -2,9 +2,12 @@
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace tcgemm::tuned {
 namespace {
@@ -132,9 +135,26 @@ const std::string* current_device_name() {
 
 }  // namespace
 
+namespace {
+
+std::vector<Entry>& override_entries() {
+  static std::vector<Entry> entries;
+  return entries;
+}
+
+}  // namespace
+
+void set_table_override(std::vector<Entry> entries) {
+  std::sort(entries.begin(), entries.end(), key_less);
+  override_entries() = std::move(entries);
+}
+
+std::span<const Entry> table_override() { return override_entries(); }
+
 std::optional<prod::Choice> lookup_current_device(const GemmArgs& args) {
   const std::span<const Entry> table = embedded_table();
-  if (table.empty()) return std::nullopt;
+  const std::span<const Entry> first = table_override();
+  if (table.empty() && first.empty()) return std::nullopt;
   if (args.sm_count > 0) {
     // The table's times are of the whole device; a call an SM budget
     // limits (GemmArgs::sm_count) is the heuristic's.
@@ -149,6 +169,9 @@ std::optional<prod::Choice> lookup_current_device(const GemmArgs& args) {
   }
   const std::string* name = current_device_name();
   if (name == nullptr) return std::nullopt;
+  // An override entry for the problem wins, whatever it holds (lookup()
+  // then decides whether it is usable, as for an embedded one).
+  if (find(first, *name, args) != nullptr) return lookup(first, *name, args);
   return lookup(table, *name, args);
 }
 

@@ -18,6 +18,7 @@
 #include <span>
 #include <string_view>
 #include <tuple>
+#include <vector>
 
 #include "kernels/prod/problem.h"
 
@@ -116,9 +117,19 @@ std::optional<prod::Choice> lookup(std::span<const Entry> table, std::string_vie
 // lookup() in the embedded table.
 std::optional<prod::Choice> lookup(std::string_view device_name, const GemmArgs& args);
 
-// lookup() for the current CUDA device (cudaGetDevice). The device's name is
-// read once per device ordinal (cudaGetDeviceProperties), thread-safely;
-// with an empty embedded table no CUDA call is made. nullopt when the device
+// A table that lookup_current_device() asks before the embedded one, for
+// tools that time what the library would run with a table not yet embedded
+// (tcgemm-bench --tuned-table FILE; docs/tuning.md). Set it before any GEMM
+// is dispatched, from one thread: lookups do not lock it. `entries` need not
+// be sorted; the strings their views point at must outlive every lookup.
+// An empty vector removes the override.
+void set_table_override(std::vector<Entry> entries);
+std::span<const Entry> table_override();
+
+// lookup() for the current CUDA device (cudaGetDevice): in the override
+// table first, then in the embedded one. The device's name is read once per
+// device ordinal (cudaGetDeviceProperties), thread-safely; with both tables
+// empty no CUDA call is made. nullopt when the device
 // cannot be queried (the runtime's last error is then cleared), and for a
 // call an SM budget limits (args.sm_count below the device's SM count: the
 // table's times are of the whole device).

@@ -13,6 +13,8 @@
 #include "report.h"
 #include "runner.h"
 #include "shapes.h"
+#include "table.h"  // tcgemm-tune's tuned-table file (--tuned-table)
+#include "tuned/tuned.h"
 
 #include <tcgemm/registry.h>
 
@@ -258,6 +260,7 @@ int bench_main(int argc, char** argv) {
   RunOptions run_options;
   std::uint64_t seed = 0;
   std::string csv_path;
+  std::string tuned_table_path;
   std::string json_path;
   std::string shapes_name;
   int hazard_runs = 0;
@@ -380,6 +383,11 @@ int bench_main(int argc, char** argv) {
       ->type_name("MS")
       ->transform(integer_in(0, kMaxSequentialRestMs))
       ->excludes("--hazard-runs");
+  app.add_option("--tuned-table", tuned_table_path,
+                 "run the tcgemm row as the library would with FILE (a tcgemm-tune table) "
+                 "embedded: its entries are looked up before the library's own")
+      ->type_name("FILE")
+      ->check(CLI::ExistingFile);
   app.add_flag("--list", list,
                "list the rows' kernels (tcgemm, then the registry's) with their constraints and "
                "exit");
@@ -396,6 +404,22 @@ int bench_main(int argc, char** argv) {
   if (list) {
     print_kernel_list();
     return 0;
+  }
+  // The table's entries point into it: it outlives every lookup.
+  static std::optional<tune::TunedTable> tuned_table;
+  if (!tuned_table_path.empty()) {
+    try {
+      tuned_table = tune::load_table(tuned_table_path);
+    } catch (const tune::TableError& e) {
+      std::fprintf(stderr, "tcgemm-bench: --tuned-table: %s\n", e.what());
+      return kExitUsage;
+    }
+    if (!tuned_table) {
+      std::fprintf(stderr, "tcgemm-bench: --tuned-table: %s does not exist\n",
+                   tuned_table_path.c_str());
+      return kExitUsage;
+    }
+    tuned::set_table_override(tune::entries_of(*tuned_table));
   }
   // Only cuBLAS left: the filters matched no kernel and not the dispatcher.
   if (select_contenders(kernel_filters).size() == 1) {

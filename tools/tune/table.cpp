@@ -572,4 +572,30 @@ std::string utc_now() {
   return text;
 }
 
+std::vector<tuned::Entry> entries_of(const TunedTable& table) {
+  std::vector<tuned::Entry> out;
+  for (const TunedShape& shape : table.shapes) {
+    if (!shape.tuned) continue;
+    const ShapeKey& k = shape.key;
+    out.push_back({.device = table.header.gpu_name,
+                   .in = k.in,
+                   .out = k.out,
+                   .a = k.layouts.a,
+                   .b = k.layouts.b,
+                   .c = k.layouts.c,
+                   .a_path = k.paths.a,
+                   .b_path = k.paths.b,
+                   .epilogue = k.paths.epilogue,
+                   .m = k.m,
+                   .n = k.n,
+                   .k = k.k,
+                   .batch_count = k.batch,
+                   .config = shape.tuned->config,
+                   .k_splits = shape.tuned->k_splits,
+                   .split_tail = shape.tuned->split_tail,
+                   .flipped = shape.tuned->flipped});
+  }
+  return out;
+}
+
 }  // namespace tcgemm::tune

@@ -155,6 +155,13 @@ TunedTable from_json(const nlohmann::json& json, const std::string& origin);
 // TableError when it cannot be read or parsed.
 std::optional<TunedTable> load_table(const std::filesystem::path& path);
 
+// The table's entries as the library embeds them (tuned::Entry, what
+// cmake/tuned_table.cmake generates from the same file): one per shape with
+// a verified choice, on the header's GPU. Their string views point into
+// `table`, which must outlive them. For tuned::set_table_override
+// (tcgemm-bench --tuned-table).
+std::vector<tuned::Entry> entries_of(const TunedTable& table);
+
 // Writes the table to `path` atomically: into "<path>.tmp" beside it, then a
 // rename over `path`, so a reader (or a run killed mid-write) sees the old
 // file or the new one, never half of one. Creates the parent directory.
