@@ -545,4 +545,46 @@ TEST(TuneTableEntries, OverrideIsSortedAndCleared) {
   EXPECT_TRUE(tuned::table_override().empty());
 }
 
+// Per-tile rates from a table's candidates, by hand on a model of the H200's
+// 132 SMs: at 4096^3 prod-128x256's 256 tile pairs take 4 rounds of 66
+// clusters, prod-128x128's 512 take 8 (the same padded work per slot), and
+// prod-64x64's 4096 tiles take 11 rounds of 396 CTAs, 3 a SM (work 11 x 64 x
+// 64 x 3 against 4 x 128 x 256: 33/32). Splits, flips, failures and small
+// problems are not counted.
+TEST(TuneTableRates, RateIsTimeRatioTimesPaddedWorkRatio) {
+  prod::DeviceModel h200;
+  h200.sm_count = 132;
+  h200.smem_per_block = 232448;
+  h200.memory_bytes_per_cycle = 2483;
+  h200.pair_clusters = 66;
+  const auto timing = [](const char* config, double ms, int splits = 1, bool flipped = false,
+                         const char* status = "ok") {
+    CandidateTiming c;
+    c.measured = Measured{config, splits, ms, status, false, flipped};
+    return c;
+  };
+  TunedTable table;
+  TunedShape big;
+  big.key = key(4096, 4096, 4096);
+  big.candidates = {
+      timing("prod-128x256", 1.0),         timing("prod-128x128", 1.05),
+      timing("prod-64x64", 2.5),           timing("prod-128x128", 0.5, 2),
+      timing("prod-64x256", 0.5, 1, true), timing("prod-128x64", 0.5, 1, false, "FAIL(1)")};
+  table.shapes.push_back(big);
+  TunedShape small = big;  // under 2 x 4096^3 flops: not counted
+  small.key = key(2048, 2048, 2048);
+  small.candidates[1] = timing("prod-128x128", 0.1);
+  table.shapes.push_back(small);
+  const std::vector<TileRate> rates = tile_rates(table, h200);
+  ASSERT_EQ(rates.size(), 3u);
+  EXPECT_EQ(prod::kConfigs[static_cast<std::size_t>(rates[0].config)].name, "prod-128x256");
+  EXPECT_DOUBLE_EQ(rates[0].median, 1.0);
+  EXPECT_EQ(prod::kConfigs[static_cast<std::size_t>(rates[1].config)].name, "prod-64x64");
+  EXPECT_DOUBLE_EQ(rates[1].median, 1.0 / 2.5 * 33.0 / 32.0);
+  EXPECT_EQ(prod::kConfigs[static_cast<std::size_t>(rates[2].config)].name, "prod-128x128");
+  EXPECT_DOUBLE_EQ(rates[2].median, 1.0 / 1.05);
+  for (const TileRate& r : rates) EXPECT_EQ(r.problems, 1);
+  EXPECT_NE(format_rates(rates).find("prod-128x128"), std::string::npos);
+}
+
 }  // namespace

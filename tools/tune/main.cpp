@@ -73,7 +73,9 @@ Resume: the file is rewritten (atomically) after every problem; a run with the
 same --out skips the problems already tuned in it, unless --force.
 Report: at the end, and alone with --report: for every problem, the tuned
 choice and its time, the heuristic's and its time, and the heuristic's
-slowdown; then the worst and the geometric-mean slowdown.
+slowdown; then the worst and the geometric-mean slowdown. --rates adds each
+config's per-tile rate measured on the report's large problems (M, N >=
+1024, at least 2 x 4096^3 flops) beside the one the heuristic assumes.
 Exit status: 0 all verified; 1 a candidate failed or errored, out of memory,
 a CUDA error, or the file could not be written; 2 a usage error or no GPU.
 Details: docs/tuning.md in the tcgemm repository.)";
@@ -229,24 +231,25 @@ int tune_main(int argc, char** argv) {
   int model_sms = 0;
   double model_bytes_per_cycle = 0.0;
   int model_pair_clusters = 0;
-  auto* rescore_flag = app.add_flag(
-      "--rescore", rescore,
-      "with --report: the heuristic column is this build's choice (what the dispatcher "
-      "runs without the table), timed from the file's candidates; the device model "
-      "from the GPU, or from --model-sms and --model-bytes-per-cycle without one");
+  app.add_flag("--rescore", rescore,
+               "with --report: the heuristic column is this build's choice (what the dispatcher "
+               "runs without the table), timed from the file's candidates; the device model "
+               "from the GPU, or from --model-sms and --model-bytes-per-cycle without one");
+  bool rates = false;
+  app.add_flag("--rates", rates,
+               "with --report: each config's per-tile rate measured in the file, relative to "
+               "prod-128x256 and without wave quantization, beside the rate the heuristic assumes; "
+               "the device model as for --rescore");
   app.add_option("--model-sms", model_sms, "--rescore without a GPU: the device's SM count")
-      ->transform(bench::integer_in(1, 100000))
-      ->needs(rescore_flag);
+      ->transform(bench::integer_in(1, 100000));
   app.add_option("--model-bytes-per-cycle", model_bytes_per_cycle,
                  "--rescore without a GPU: DRAM bytes per SM clock (H200: about 2483)")
       ->transform(bench::finite_float())
-      ->check(bench::above_zero())
-      ->needs(rescore_flag);
+      ->check(bench::above_zero());
   app.add_option("--model-pair-clusters", model_pair_clusters,
                  "--rescore without a GPU: clusters of two whole-SM CTAs the device holds at "
                  "once (default: SMs / 2, which the H200's 66 are)")
-      ->transform(bench::integer_in(1, 100000))
-      ->needs(rescore_flag);
+      ->transform(bench::integer_in(1, 100000));
   app.add_option("--warmup", method.warmup, "launches of each candidate before timing")
       ->transform(bench::integer_in(1, 1000))
       ->capture_default_str();
@@ -278,8 +281,13 @@ int tune_main(int argc, char** argv) {
     return app.exit(e) == 0 ? kExitOk : kExitUsage;
   }
 
-  if (rescore && !report_only) {
-    std::fprintf(stderr, "tcgemm-tune: --rescore goes with --report\n");
+  if ((rescore || rates) && !report_only) {
+    std::fprintf(stderr, "tcgemm-tune: --rescore and --rates go with --report\n");
+    return kExitUsage;
+  }
+  if (!rescore && !rates &&
+      (model_sms > 0 || model_bytes_per_cycle > 0.0 || model_pair_clusters > 0)) {
+    std::fprintf(stderr, "tcgemm-tune: --model-* options go with --rescore or --rates\n");
     return kExitUsage;
   }
   std::vector<bench::Shape> shapes;
@@ -317,7 +325,7 @@ int tune_main(int argc, char** argv) {
     }
     // The device model --rescore needs, before anything is printed.
     prod::DeviceModel model;
-    if (rescore) {
+    if (rescore || rates) {
       if (bench::no_gpu_reason().empty()) {
         if (const Status s = kernels::prod::device_model(&model); !s.ok()) {
           std::fprintf(stderr, "tcgemm-tune: device_model: %s\n", s.message.c_str());
@@ -330,7 +338,7 @@ int tune_main(int argc, char** argv) {
         model.pair_clusters = model_pair_clusters;
       } else {
         std::fprintf(stderr,
-                     "tcgemm-tune: --rescore without a GPU needs --model-sms and "
+                     "tcgemm-tune: --rescore and --rates without a GPU need --model-sms and "
                      "--model-bytes-per-cycle\n");
         return kExitUsage;
       }
@@ -363,6 +371,10 @@ int tune_main(int argc, char** argv) {
       }
     }
     std::fputs(format_report(report).c_str(), stdout);
+    if (rates) {
+      const TunedTable selected{table->header, report};
+      std::printf("\n%s", format_rates(tile_rates(selected, model)).c_str());
+    }
     return kExitOk;
   }
 

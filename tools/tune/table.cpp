@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <ctime>
@@ -570,6 +571,70 @@ std::string utc_now() {
   char text[32];
   std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
   return text;
+}
+
+std::vector<TileRate> tile_rates(const TunedTable& table, const prod::DeviceModel& device) {
+  std::vector<std::vector<double>> samples(prod::kConfigs.size());
+  auto* const base = reinterpret_cast<std::byte*>(std::uintptr_t{1} << 30);
+  for (const TunedShape& shape : table.shapes) {
+    const ShapeKey& key = shape.key;
+    const double flops = 2.0 * static_cast<double>(key.m) * static_cast<double>(key.n) *
+                         static_cast<double>(key.k) * static_cast<double>(key.batch);
+    if (flops < kRateMinFlops || std::min(key.m, key.n) < kRateMinSide) continue;
+    // Each row's plain launch: unsplit, in C's own orientation.
+    std::vector<std::optional<double>> ms(prod::kConfigs.size());
+    for (const CandidateTiming& c : shape.candidates) {
+      const Measured& m = c.measured;
+      if (m.status != "ok" || !m.ms || m.k_splits != 1 || m.split_tail || m.flipped) continue;
+      if (const std::optional<int> config = tuned::config_index(m.config)) {
+        ms[static_cast<std::size_t>(*config)] = m.ms;
+      }
+    }
+    if (!ms[0]) continue;
+    const bench::Problem problem =
+        bench::make_problem(bench::Shape{.m = key.m, .n = key.n, .k = key.k, .batch = key.batch},
+                            key.in, key.out, key.layouts, 1.0f, 0.0f);
+    const prod::Problem canonical =
+        prod::canonicalize(bench::make_args(problem, base, base, base, nullptr));
+    // Padded work per CTA slot, in units of K: rounds x BM x BN x CTAs per SM.
+    const auto work = [&](int config) {
+      const prod::TileConfig& t = prod::kConfigs[static_cast<std::size_t>(config)].tile;
+      const std::int64_t units = prod::work_units(canonical, config);
+      const std::int64_t resident = std::max<std::int64_t>(prod::resident_units(device, t), 1);
+      return static_cast<double>((units + resident - 1) / resident) * t.bm * t.bn * t.ctas_per_sm;
+    };
+    const double base_work = work(0);
+    for (int config = 0; config < prod::kConfigCount; ++config) {
+      const std::optional<double>& t = ms[static_cast<std::size_t>(config)];
+      if (!t || *t <= 0.0) continue;
+      samples[static_cast<std::size_t>(config)].push_back(*ms[0] / *t * work(config) / base_work);
+    }
+  }
+  std::vector<TileRate> out;
+  for (int config = 0; config < prod::kConfigCount; ++config) {
+    std::vector<double>& v = samples[static_cast<std::size_t>(config)];
+    if (v.empty()) continue;
+    std::sort(v.begin(), v.end());
+    const std::size_t n = v.size();
+    const double median = n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
+    out.push_back({config, median, static_cast<int>(n)});
+  }
+  return out;
+}
+
+std::string format_rates(std::span<const TileRate> rates) {
+  std::ostringstream out;
+  out << formatted("%-18s %9s %9s %9s\n", "config", "measured", "assumed", "problems");
+  for (const TileRate& r : rates) {
+    const prod::ConfigEntry& e = prod::kConfigs[static_cast<std::size_t>(r.config)];
+    out << formatted("%-18s %9.2f %9s %9d\n", std::string(e.name).c_str(), r.median,
+                     e.estimated ? formatted("%.2f", e.throughput_pct / 100.0).c_str() : "-",
+                     r.problems);
+  }
+  out << "(per-tile rate relative to " << prod::kConfigs[0].name
+      << ", wave quantization taken out; \"assumed\": the heuristic's throughput_pct, \"-\" "
+         "for a row it does not estimate)\n";
+  return out.str();
 }
 
 std::vector<tuned::Entry> entries_of(const TunedTable& table) {

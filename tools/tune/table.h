@@ -155,6 +155,25 @@ TunedTable from_json(const nlohmann::json& json, const std::string& origin);
 // TableError when it cannot be read or parsed.
 std::optional<TunedTable> load_table(const std::filesystem::path& path);
 
+// The tensor-core rate per tile each row of the config table measured in a
+// table, relative to the first row's (prod-128x256): over the problems of
+// at least kRateMinFlops with M and N >= kRateMinSide (whole rounds of tiles
+// dominate there), each row's unsplit, unflipped time against the first
+// row's, scaled by the ratio of their padded work per CTA slot (rounds of
+// work units on `device` x BM x BN x CTAs per SM), so that wave
+// quantization does not count. The median over those problems, beside the
+// ConfigEntry::throughput_pct the heuristic's estimate assumes (in percent;
+// rows with no such problem are left out). `tcgemm-tune --report --rates`.
+inline constexpr double kRateMinFlops = 2.0 * 4096.0 * 4096.0 * 4096.0;
+inline constexpr std::int64_t kRateMinSide = 1024;
+struct TileRate {
+  int config = 0;       // index into prod::kConfigs
+  double median = 0.0;  // measured rate relative to kConfigs[0]'s
+  int problems = 0;     // problems it is the median of
+};
+std::vector<TileRate> tile_rates(const TunedTable& table, const prod::DeviceModel& device);
+std::string format_rates(std::span<const TileRate> rates);
+
 // The table's entries as the library embeds them (tuned::Entry, what
 // cmake/tuned_table.cmake generates from the same file): one per shape with
 // a verified choice, on the header's GPU. Their string views point into

@@ -45,6 +45,12 @@ bench)
   timeout 60 s12m/tcgemm-bench --shapes ragged --kernels tcgemm --seed 7 $t --csv ragged.csv > /dev/null 2>&1 || echo "FAIL ragged"
   timeout 40 s12m/tcgemm-bench --shapes batched --kernels tcgemm --seed 7 $t --csv batched.csv > /dev/null 2>&1 || echo "FAIL batched"
   timeout 50 s12m/tcgemm-host-overhead --shape 1024x1024x1024 --shape 64x4096x4096 > host-overhead.txt 2>&1 || echo "FAIL host"
+  # Per-CTA timelines (tr2: bench/results/h200/2026-12-05-s11/, its patches
+  # on 21d5cdc's kernel), where time is left.
+  if [[ $SECONDS -lt 520 ]]; then
+    [[ -d tr2 ]] || tar xJf tr2.tar.xz
+    for n in 2048 3072 4096; do echo "== M=N=K=$n"; timeout 20 tr2/trace-driver $n $n $n 20; done > trace.txt 2>&1
+  fi
   gpu; pack bench; echo "all at $SECONDS s"; tail -3 copy-rate.txt host-overhead.txt ;;
 tests)
   TCGEMM_REQUIRE_GPU=1 timeout 280 s12m/tcgemm_gpu_tests --gtest_filter='-ProdChoices.StreamKTailIsCorrectOnEveryConfig:ProdChoices.StreamKWidenedTailIsCorrectOnEveryConfig' > main-gpu-suite.log 2>&1
