@@ -62,7 +62,10 @@ struct ConfigEntry {
   std::string_view description;
   // The tensor cores' rate this shape sustains on whole tiles, in percent of
   // the 128 x 256 shape's: the dispatcher's estimate weighs padded tile work
-  // by it (problem.cpp). An estimate until tcgemm-tune measures it (issue 11).
+  // by it (problem.cpp). Set by hand with the estimate's other constants;
+  // `tcgemm-tune --report --rates` prints the rate each row measured in a
+  // tuned table beside it (docs/tuning.md: the H200's measured rates ranked
+  // no better when put in their place).
   int throughput_pct = 100;
   // Whether the heuristic's estimate models this shape. A row it does not
   // is timed by tcgemm-tune like every other and runs where the tuned table
