@@ -55,12 +55,14 @@ bench)
 tests)
   TCGEMM_REQUIRE_GPU=1 timeout 280 s12m/tcgemm_gpu_tests --gtest_filter='-ProdChoices.StreamKTailIsCorrectOnEveryConfig:ProdChoices.StreamKWidenedTailIsCorrectOnEveryConfig' > main-gpu-suite.log 2>&1
   echo "main suite rc $? at $SECONDS s"; grep -E "^\[  PASSED|^\[  FAILED|FAILED  \]" main-gpu-suite.log | tail -5; pack tests
-  TCGEMM_REQUIRE_GPU=1 timeout 100 s12p/tcgemm_gpu_tests --gtest_filter='ProdChoices.EveryConfigAndKSplitIsCorrect*:ProdChoices.StagedEpilogue*:ProdChoices.SplitOfTheLastWaveNeedsOneCtaPerSm:*prod_64x256_pp*' > pp-tests.log 2>&1
+  TCGEMM_REQUIRE_GPU=1 timeout 100 s12p/tcgemm_gpu_tests --gtest_filter='ProdChoices.PingPong*:ProdChoices.EveryConfigAndKSplitIsCorrect*:ProdChoices.StagedEpilogue*:ProdChoices.SplitOfTheLastWaveNeedsTheInPlaceFixup:*prod_64x256_pp*' > pp-tests.log 2>&1
   echo "pp tests rc $? at $SECONDS s"; grep -E "^\[  PASSED|^\[  FAILED|FAILED  \]" pp-tests.log | tail -5
   for tool in racecheck synccheck memcheck; do
     TCGEMM_REQUIRE_GPU=1 timeout 60 compute-sanitizer --tool $tool s12p/tcgemm_gpu_tests --gtest_filter='ProdChoices.StagedEpilogueSanitizerSubset' > pp-$tool.log 2>&1
     echo "pp $tool rc $? at $SECONDS s"; grep "SUMMARY" pp-$tool.log | tail -1
   done
+  TCGEMM_REQUIRE_GPU=1 timeout 90 compute-sanitizer --tool memcheck s12p/tcgemm_gpu_tests --gtest_filter='ProdChoices.PingPong*' > pp-memcheck-turns.log 2>&1
+  echo "pp memcheck (turns) rc $? at $SECONDS s"; grep "SUMMARY" pp-memcheck-turns.log | tail -1
   pack tests
   TCGEMM_REQUIRE_GPU=1 timeout 60 s12s/tcgemm_gpu_tests --gtest_filter='ProdSmallM.*' > sk-tests.log 2>&1
   echo "skinny tests rc $? at $SECONDS s"; grep -E "^\[  PASSED|^\[  FAILED" sk-tests.log | tail -2
