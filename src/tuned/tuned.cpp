@@ -133,10 +133,7 @@ const std::string* current_device_name() {
   return names.name(device);
 }
 
-}  // namespace
-
-namespace {
-
+// set_table_override's entries, sorted.
 std::vector<Entry>& override_entries() {
   static std::vector<Entry> entries;
   return entries;
@@ -153,8 +150,8 @@ std::span<const Entry> table_override() { return override_entries(); }
 
 std::optional<prod::Choice> lookup_current_device(const GemmArgs& args) {
   const std::span<const Entry> table = embedded_table();
-  const std::span<const Entry> first = table_override();
-  if (table.empty() && first.empty()) return std::nullopt;
+  const std::span<const Entry> overrides = table_override();
+  if (table.empty() && overrides.empty()) return std::nullopt;
   if (args.sm_count > 0) {
     // The table's times are of the whole device; a call an SM budget
     // limits (GemmArgs::sm_count) is the heuristic's.
@@ -171,7 +168,7 @@ std::optional<prod::Choice> lookup_current_device(const GemmArgs& args) {
   if (name == nullptr) return std::nullopt;
   // An override entry for the problem wins, whatever it holds (lookup()
   // then decides whether it is usable, as for an embedded one).
-  if (find(first, *name, args) != nullptr) return lookup(first, *name, args);
+  if (find(overrides, *name, args) != nullptr) return lookup(overrides, *name, args);
   return lookup(table, *name, args);
 }
 

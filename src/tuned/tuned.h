@@ -129,10 +129,10 @@ std::span<const Entry> table_override();
 // lookup() for the current CUDA device (cudaGetDevice): in the override
 // table first, then in the embedded one. The device's name is read once per
 // device ordinal (cudaGetDeviceProperties), thread-safely; with both tables
-// empty no CUDA call is made. nullopt when the device
-// cannot be queried (the runtime's last error is then cleared), and for a
-// call an SM budget limits (args.sm_count below the device's SM count: the
-// table's times are of the whole device).
+// empty no CUDA call is made. nullopt when the device cannot be queried (the
+// runtime's last error is then cleared), and for a call an SM budget limits
+// (args.sm_count below the device's SM count: the table's times are of the
+// whole device).
 std::optional<prod::Choice> lookup_current_device(const GemmArgs& args);
 
 }  // namespace tcgemm::tuned
