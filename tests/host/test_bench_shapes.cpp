@@ -53,6 +53,21 @@ TEST(BenchShapeSets, RaggedHasOddKTightLdPlusOneLongMAndAnOffsetBase) {
   EXPECT_EQ(tn_problem({.m = 4096, .n = 4096, .k = 4093}).lda, 4093);
 }
 
+// The held-out set shares no problem with the llm and square sets, whose
+// problems the tuned tables hold.
+TEST(BenchShapeSets, HeldOutSharesNoProblemWithTheTunedSets) {
+  const std::vector<Shape> heldout = *shape_set("heldout");
+  EXPECT_EQ(heldout.size(), 42u);
+  for (const char* tuned : {"llm", "square"}) {
+    const std::vector<Shape> set = *shape_set(tuned);
+    for (const Shape& s : set) {
+      EXPECT_FALSE(contains(heldout, s)) << s.m << "x" << s.n << "x" << s.k << " of " << tuned;
+    }
+  }
+  EXPECT_TRUE(contains(heldout, {.m = 8, .n = 6144, .k = 4096}));
+  EXPECT_TRUE(contains(heldout, {.m = 6144, .n = 18944, .k = 3584}));
+}
+
 TEST(BenchShapeSets, BatchedCarriesItsBatchesAndDtypes) {
   ASSERT_NE(std::find(shape_set_names().begin(), shape_set_names().end(), "batched"),
             shape_set_names().end());

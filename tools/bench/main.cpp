@@ -60,6 +60,8 @@ Shape sets (--shapes; not with --m/--n/--k/--ld*/--batch/--stride-*/--offset):
   square   M=N=K in 512 ... 16384
   worklog  M=N=K = 512, 1024, 2048, 4096 (the headline), 8192
   llm      M in {1 ... 16384} x (N,K) of transformer projections
+  heldout  other projections and token counts, none in the llm set (nor in
+           the tuned table): the heuristic's choices
   ragged   odd and tiny sizes, odd K with a tight lda, leading dimensions
            padded by +8 and +1, and a 1-element base offset
   batched  8 x 2048^3 bf16 and 65536 x (8x64x8) fp16 (each its own dtype:

@@ -54,8 +54,8 @@ constexpr int kExitUsage = 2;
 constexpr std::size_t kDefaultWidth = 100;
 
 constexpr const char* kFooter = R"(
-Shapes: --shapes takes tcgemm-bench's sets (square, worklog, llm, ragged,
-batched), comma-separated for several; --shape MxNxK adds single problems.
+Shapes: --shapes takes tcgemm-bench's sets (square, worklog, llm, heldout,
+ragged, batched), comma-separated for several; --shape MxNxK adds single problems.
 Both may be given; a problem two of them name is tuned once.
 Layouts (--layouts): tcgemm-bench's names: tn = A row-major, B column-major,
 C column-major; tnr = the same with C row-major (what torch's F.linear

@@ -16,6 +16,9 @@
 #                      sanitizers on s12p; the small-M tests on s12s
 #   bash THIS skinny   M = 1, 8, 12, 16 on the five llm weights, s12s and
 #                      s12m alternating, two rounds
+#   bash THIS heldout  the heldout set (problems no tuned table holds): the
+#                      tuner's report there is the heuristic against the best
+#                      candidate out of sample; the tcgemm row against cuBLAS
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64
 export PATH=/usr/local/cuda/bin:$PATH
 cd .carry && for t in s12m s12p s12s; do [[ -d $t ]] || tar xJf $t.tar.xz; done
@@ -81,5 +84,10 @@ skinny)
       [[ $SECONDS -lt 540 ]] || break 2
     done
   done ;;
+heldout)
+  timeout 280 s12m/tcgemm-tune --shapes heldout --dtype bf16 --layouts tn,tnr --out heldout.json > heldout-tune.log 2>&1
+  echo "heldout tune at $SECONDS s"; pack heldout
+  timeout 200 s12m/tcgemm-bench --shapes heldout --layout tn,tnr --kernels tcgemm --seed 7 --csv heldout.csv > /dev/null 2>&1 || echo "FAIL heldout bench"
+  echo "heldout bench at $SECONDS s"; grep "heuristic vs" heldout-tune.log ;;
 esac
 gpu; pack $1
