@@ -273,4 +273,10 @@ TEST(BenchSampling, OneShortRowBatchesEveryRow) {
   EXPECT_EQ(launches_per_sample(tiny), (std::vector<int>{10000}));
 }
 
+TEST(BenchSampling, MedianIsTheMiddleSampleOrTheMeanOfTheTwo) {
+  EXPECT_EQ(median({3.0, 1.0, 2.0}), 2.0);
+  EXPECT_EQ(median({4.0, 1.0, 3.0, 2.0}), 2.5);
+  EXPECT_EQ(median({7.0}), 7.0);
+}
+
 }  // namespace

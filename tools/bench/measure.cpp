@@ -50,11 +50,9 @@ std::int64_t elements(const DeviceBuffer& pool, DType dtype) {
   return static_cast<std::int64_t>(pool.bytes() / size_of(dtype));
 }
 
-Timing summarize(std::vector<double> ms, int launches_per_sample) {
-  std::sort(ms.begin(), ms.end());
-  const std::size_t mid = ms.size() / 2;
-  const double median = ms.size() % 2 == 1 ? ms[mid] : 0.5 * (ms[mid - 1] + ms[mid]);
-  return {median, ms.front(), ms.back(), launches_per_sample};
+Timing summarize(const std::vector<double>& ms, int launches_per_sample) {
+  const auto [least, most] = std::minmax_element(ms.begin(), ms.end());
+  return {median(ms), *least, *most, launches_per_sample};
 }
 
 }  // namespace
@@ -268,7 +266,7 @@ std::vector<TimingOutcome> time_interleaved(std::span<const Launcher> launchers,
     if (!out[i].error.empty() || samples[i].empty()) continue;
     std::vector<double> ms;
     for (const EventPair& sample : samples[i]) ms.push_back(sample.elapsed_ms() / per_sample[i]);
-    out[i].timing = summarize(std::move(ms), per_sample[i]);
+    out[i].timing = summarize(ms, per_sample[i]);
   }
   return out;
 }

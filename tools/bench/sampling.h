@@ -1,5 +1,5 @@
-// How many launches one timing sample spans (tcgemm-bench, tcgemm-tune):
-// plain C++, host-tested.
+// How many launches one timing sample spans, and the median the samples
+// are summarized by (tcgemm-bench, tcgemm-tune): plain C++, host-tested.
 #pragma once
 
 #include <algorithm>
@@ -44,6 +44,14 @@ inline std::vector<int> launches_per_sample(std::span<const double> estimate_ms)
                               kMaxLaunchesPerSample);
   }
   return out;
+}
+
+// The median of `values` (non-empty): the middle one, or the mean of the two
+// middle ones.
+inline double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const std::size_t mid = values.size() / 2;
+  return values.size() % 2 == 1 ? values[mid] : 0.5 * (values[mid - 1] + values[mid]);
 }
 
 }  // namespace tcgemm::bench

@@ -72,8 +72,7 @@ double per_call_us(const std::function<bool()>& call, int calls, int batches) {
     samples.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count() / calls);
   }
   check(cudaDeviceSynchronize(), "synchronize");
-  std::sort(samples.begin(), samples.end());
-  return samples[samples.size() / 2];
+  return tcgemm::bench::median(samples);
 }
 
 }  // namespace
@@ -143,13 +142,13 @@ int main(int argc, char** argv) {
       check(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
       if (i >= 3) gbps.push_back(2.0 * static_cast<double>(bytes) / (ms * 1e6));
     }
-    std::sort(gbps.begin(), gbps.end());
+    const double rate = tcgemm::bench::median(gbps);
     std::printf(
         "copy rate, %g MiB device to device: %.1f GB/s (read + written; %zu buffer pairs "
         "in turn)\n",
-        copy_mib, gbps[gbps.size() / 2], pairs);
+        copy_mib, rate, pairs);
     if (!csv.empty()) {
-      std::ofstream(csv) << "copy_mib,gbps\n" << copy_mib << "," << gbps[gbps.size() / 2] << "\n";
+      std::ofstream(csv) << "copy_mib,gbps\n" << copy_mib << "," << rate << "\n";
     }
     return 0;
   }

@@ -145,12 +145,9 @@ constexpr std::size_t kOptInSmemPerBlock = 232448;
 // aligned addresses: nothing is dereferenced), nullopt when that problem
 // has another key (operands the file's run had off alignment).
 std::optional<Measured> dispatcher_choice(const ShapeKey& key, const prod::DeviceModel& model) {
-  const bench::Problem problem =
-      bench::make_problem(bench::Shape{.m = key.m, .n = key.n, .k = key.k, .batch = key.batch},
-                          key.in, key.out, key.layouts, 1.0f, 0.0f);
-  if (!(key_of(problem) == key)) return std::nullopt;
-  auto* const base = reinterpret_cast<std::byte*>(std::uintptr_t{1} << 30);
-  const GemmArgs args = bench::make_args(problem, base, base, base, nullptr);
+  const std::optional<GemmArgs> timed = timed_args(key);
+  if (!timed) return std::nullopt;
+  const GemmArgs& args = *timed;
   // (sm_90: the family's only target.)
   if (skinny_applies(args, 90))
     return Measured{std::string(tuned::kSkinnyKernel), 1, std::nullopt, "ok"};

@@ -1,5 +1,8 @@
 #include "table.h"
 
+#include "sampling.h"
+#include "sched/tile_order.h"
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -573,9 +576,17 @@ std::string utc_now() {
   return text;
 }
 
+std::optional<GemmArgs> timed_args(const ShapeKey& key) {
+  const bench::Problem problem =
+      bench::make_problem(bench::Shape{.m = key.m, .n = key.n, .k = key.k, .batch = key.batch},
+                          key.in, key.out, key.layouts, 1.0f, 0.0f);
+  if (!(key_of(problem) == key)) return std::nullopt;
+  auto* const base = reinterpret_cast<std::byte*>(std::uintptr_t{1} << 30);
+  return bench::make_args(problem, base, base, base, nullptr);
+}
+
 std::vector<TileRate> tile_rates(const TunedTable& table, const prod::DeviceModel& device) {
   std::vector<std::vector<double>> samples(prod::kConfigs.size());
-  auto* const base = reinterpret_cast<std::byte*>(std::uintptr_t{1} << 30);
   for (const TunedShape& shape : table.shapes) {
     const ShapeKey& key = shape.key;
     const double flops = 2.0 * static_cast<double>(key.m) * static_cast<double>(key.n) *
@@ -590,18 +601,15 @@ std::vector<TileRate> tile_rates(const TunedTable& table, const prod::DeviceMode
         ms[static_cast<std::size_t>(*config)] = m.ms;
       }
     }
-    if (!ms[0]) continue;
-    const bench::Problem problem =
-        bench::make_problem(bench::Shape{.m = key.m, .n = key.n, .k = key.k, .batch = key.batch},
-                            key.in, key.out, key.layouts, 1.0f, 0.0f);
-    const prod::Problem canonical =
-        prod::canonicalize(bench::make_args(problem, base, base, base, nullptr));
+    const std::optional<GemmArgs> args = timed_args(key);
+    if (!ms[0] || !args) continue;
+    const prod::Problem canonical = prod::canonicalize(*args);
     // Padded work per CTA slot, in units of K: rounds x BM x BN x CTAs per SM.
     const auto work = [&](int config) {
       const prod::TileConfig& t = prod::kConfigs[static_cast<std::size_t>(config)].tile;
       const std::int64_t units = prod::work_units(canonical, config);
       const std::int64_t resident = std::max<std::int64_t>(prod::resident_units(device, t), 1);
-      return static_cast<double>((units + resident - 1) / resident) * t.bm * t.bn * t.ctas_per_sm;
+      return static_cast<double>(sched::ceil_div(units, resident)) * t.bm * t.bn * t.ctas_per_sm;
     };
     const double base_work = work(0);
     for (int config = 0; config < prod::kConfigCount; ++config) {
@@ -614,10 +622,7 @@ std::vector<TileRate> tile_rates(const TunedTable& table, const prod::DeviceMode
   for (int config = 0; config < prod::kConfigCount; ++config) {
     std::vector<double>& v = samples[static_cast<std::size_t>(config)];
     if (v.empty()) continue;
-    std::sort(v.begin(), v.end());
-    const std::size_t n = v.size();
-    const double median = n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
-    out.push_back({config, median, static_cast<int>(n)});
+    out.push_back({config, bench::median(v), static_cast<int>(v.size())});
   }
   return out;
 }

@@ -48,6 +48,12 @@ struct ShapeKey {
 // tcgemm-bench and tcgemm-tune allocate them).
 ShapeKey key_of(const bench::Problem& problem);
 
+// The arguments of the problem tcgemm-tune times under `key` (tight
+// operands, beta 0) at made-up aligned addresses, for host-side choices:
+// nothing is dereferenced. nullopt when that problem has another key (one
+// whose operands the file's run had off alignment).
+std::optional<GemmArgs> timed_args(const ShapeKey& key);
+
 // "16x4096x4096 bf16 tn", with "8 x " before it for a batch, "->fp32" after
 // the dtype when C's differs, and the paths when they are not all TMA
 // ("a=repack", "epilogue=direct").
