@@ -472,9 +472,7 @@ std::vector<Choice> candidates(const Problem& problem, const DeviceModel& device
     }
     // Past one wave with a partial last one: split only that wave's tiles,
     // into as many pieces as fill the device once (and half as many), where
-    // the split reduces in place (a tail split needs it). The tuner times
-    // them; the heuristic never picks them where C could leave by TMA store
-    // (select()).
+    // the split reduces in place (a tail split needs it).
     const std::int64_t tail = tiles - whole_units(tiles, slots);
     if (!batch_invariant && t.ctas_per_sm == 1 && tiles > slots && tail > 0) {
       // (At most as many pieces as a tile's last piece may add up, so every
@@ -521,12 +519,14 @@ constexpr int min_bn() {
   return bn;
 }
 
-// A last-wave split where C could leave by TMA store is the tuned table's
-// to pick, never the heuristic's: such splits ran every tile on the
-// register epilogue when the estimate was scored against the table's
-// measurements, and were left out of it then. (A flipped problem's output
-// always leaves from registers, and select() charges it for that.)
-// Nor does it see a consumer warpgroup whose 64 rows all lie past M: it
+// What the estimate cannot score. (Last-wave splits it scores like any
+// other choice: reduced in place, they keep C's TMA store. Until
+// 2026-12-05 they were left to the tuned table where C could leave by TMA
+// store; scoring them beside the rest cut the heuristic's slowdown against
+// the tuned choices from 1.025x to 1.023x on the H200 table, 1.035x to
+// 1.030x on the H100 one and 1.044x to 1.024x on the H100 heldout set,
+// worse on no problem: docs/tuning.md.)
+// It does not see a consumer warpgroup whose 64 rows all lie past M: it
 // charges such a tile's padding to tensor-core time, which small M does not
 // run short of, so a two-consumer tile could outscore the one-consumer rows
 // made for small M while half its math is padding. The same holds for a
@@ -540,8 +540,7 @@ bool estimate_covers(const Problem& problem, const Choice& c) {
   const bool idle_consumer =
       problem.args.m <= static_cast<std::int64_t>(kWgmmaM) * (t.consumers - 1);
   const bool idle_columns = t.bn > min_bn() && 2 * problem.args.n <= t.bn;
-  return !(c.split_tail && problem.epilogue == EpiloguePath::kTmaStore) && !idle_consumer &&
-         !idle_columns;
+  return !idle_consumer && !idle_columns;
 }
 
 }  // namespace
