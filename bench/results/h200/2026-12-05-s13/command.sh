@@ -85,6 +85,20 @@ skinny)
       [[ $SECONDS -lt 540 ]] || break 2
     done
   done ;;
+one)
+  # Everything of tune and bench that one 600-second command holds, for a
+  # session that may get one machine once: the re-tuned table (llm, squares)
+  # and the tcgemm row against cuBLAS with it on the llm set and squares.
+  timeout 200 s13m/tcgemm-tune --shapes llm --dtype bf16 --layouts tn,tnr --out new.json > tune.log 2>&1
+  timeout 80 s13m/tcgemm-tune --shapes square --dtype bf16 --layouts tn,tnr --out new.json >> tune.log 2>&1
+  timeout 50 s13m/tcgemm-tune --shapes square --dtype fp16 --layouts tn --out new.json >> tune.log 2>&1
+  echo "tune at $SECONDS s"; grep "heuristic vs" tune.log; pack one
+  s13m/tcgemm-host-overhead --copy-rate 1024 > copy-rate.txt 2>&1
+  timeout 150 s13m/tcgemm-bench --shapes llm --layout tn,tnr --kernels tcgemm --seed 7 --tuned-table new.json --csv llm.csv > /dev/null 2>&1 || echo "FAIL llm"
+  s13m/tcgemm-host-overhead --copy-rate 1024 >> copy-rate.txt 2>&1
+  echo "llm at $SECONDS s"; gpu; pack one
+  timeout $((585 - SECONDS)) s13m/tcgemm-bench --shapes square --layout tn --dtype bf16,fp16 --kernels tcgemm --seed 7 --tuned-table new.json --csv square.csv > /dev/null 2>&1 || echo "FAIL square"
+  echo "square at $SECONDS s" ;;
 final)
   # The GPU suite on main, then the tcgemm row on the heldout set (no
   # tuned table holds it: the heuristic's choices) against cuBLAS.
