@@ -240,9 +240,10 @@ Status validate(const GemmArgs& args) {
   if (!std::isfinite(args.beta)) return invalid("beta is not finite");
 
   // BLAS quick returns: with M or N zero nothing is touched; with K zero or
-  // alpha zero A and B are not read.
+  // alpha zero A and B are not read, and C neither where beta is 1.
   const bool any_output = args.m > 0 && args.n > 0;
   const bool reads_inputs = any_output && args.k > 0 && args.alpha != 0.0f;
+  const bool touches_c = reads_inputs || (any_output && args.beta != 1.0f);
   if (Status s = check_operand("a", args.a, args.m, args.k, args.batch_count, reads_inputs, false);
       !s.ok()) {
     return s;
@@ -255,7 +256,7 @@ Status validate(const GemmArgs& args) {
     return invalid("b.dtype (" + std::string(to_string(args.b.dtype)) + ") differs from a.dtype (" +
                    std::string(to_string(args.a.dtype)) + ")");
   }
-  if (Status s = check_operand("c", args.c, args.m, args.n, args.batch_count, any_output, true);
+  if (Status s = check_operand("c", args.c, args.m, args.n, args.batch_count, touches_c, true);
       !s.ok()) {
     return s;
   }

@@ -43,10 +43,17 @@ class GemmPlan {
 
   // Plans args (its pointers are read for their alignment only; alpha,
   // stream and workspace are ignored, and beta but for whether it is zero:
-  // run() takes them). The kernel and config are those gemm(args, options)
-  // and describe(args, options) choose; a run with a beta of the other kind
-  // (zero or not) is as correct, on a choice made for the planned one.
-  // Errors: those gemm(args, options) would return; kNotSupported for
+  // run() takes them). A plan is made for the product whatever alpha is, so
+  // args.a, args.b and args.c must be valid as for a nonzero alpha (non-null,
+  // element-aligned), even where gemm(args) with alpha == 0 would not read
+  // them. The kernel and config are those gemm(args, options) and
+  // describe(args, options) choose for a nonzero alpha; a run with a beta of
+  // the other kind (zero or not) is as correct, on a choice made for the
+  // planned one. The plan belongs to the CUDA device current at create(): its
+  // tensor maps and workspace live there, and run() must be called with that
+  // device current and a stream of it (run() does not query the device).
+  // Errors: those gemm(args, options) would return with a nonzero alpha
+  // (kInvalidValue for a null A or B included); kNotSupported for
   // options.kernel naming a kernel outside the production family (a ladder
   // step runs through gemm() only) where the problem has a product to
   // compute (M, N, K >= 1: a BLAS quick return plans no kernel, as gemm()

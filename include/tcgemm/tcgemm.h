@@ -168,15 +168,18 @@ Status validate(const GemmArgs& args);
 // C = alpha * A * B + beta * C on args.stream. Every problem validate()
 // accepts runs on an sm_90 device, on the production family unless
 // options.kernel names another.
-// Errors: kInvalidValue (bad argument, named), kNotSupported (M, N or K over
-// 2^31 - 257 or batch_count over 2^31 - 1, past 32-bit TMA coordinates;
+// Errors: kInvalidValue (bad argument, named), kNotSupported (where there is
+// a product to compute, M, N or K over 2^31 - 257 or batch_count over
+// 2^31 - 1, past 32-bit TMA coordinates; the quick returns below have no
+// such limit;
 // aligned copies of misaligned operands that would need over 2^62 bytes; or
 // a named kernel that cannot run the problem, with its reason),
 // kArchMismatch (no sm_90 device), kCudaError (launch, allocation or driver
 // failure).
 // Degenerate cases follow BLAS: M == 0 or N == 0 does nothing (pointers may
 // be null, no device is needed); K == 0 or alpha == 0 sets C = beta * C
-// without reading A or B (nothing at all when beta == 1). Non-finite alpha or
+// without reading A or B (nothing at all when beta == 1: then C is neither
+// read nor checked, and may be null). Non-finite alpha or
 // beta is kInvalidValue. Leading dimensions are checked even for empty
 // matrices (ld >= max(1, rows or cols)), as cuBLAS does.
 // Stream order holds as for any kernel. The production family's tile

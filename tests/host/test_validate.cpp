@@ -239,6 +239,22 @@ TEST(Validate, RejectsNullCWhenKIsZero) {
   EXPECT_TRUE(InvalidNaming(tcgemm::validate(args), "c is a null pointer"));
 }
 
+TEST(Validate, AllowsNullCWhenNothingTouchesIt) {
+  // K == 0 or alpha == 0 with beta == 1 is C = C: nothing is read or written
+  // (gemm() returns at once), so C is not checked; with any other beta C is.
+  for (const bool k_zero : {true, false}) {
+    GemmArgs args = make_args(64, 48, k_zero ? 0 : 32);
+    if (!k_zero) args.alpha = 0.0f;
+    args.a.ptr = nullptr;
+    args.b.ptr = nullptr;
+    args.c.ptr = nullptr;
+    args.beta = 1.0f;
+    EXPECT_TRUE(Ok(tcgemm::validate(args))) << k_zero;
+    args.beta = 2.0f;
+    EXPECT_TRUE(InvalidNaming(tcgemm::validate(args), "c is a null pointer")) << k_zero;
+  }
+}
+
 TEST(Validate, AllowsNullPointersWhenMOrNIsZero) {
   for (auto [m, n] : {std::pair<std::int64_t, std::int64_t>{0, 48}, {64, 0}, {0, 0}}) {
     GemmArgs args = make_args(m, n, 32);
