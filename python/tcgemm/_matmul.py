@@ -56,6 +56,10 @@ def _scalar(function: str, name: str, value) -> float:
         value = float(value)
     except (TypeError, ValueError):
         raise wrong_type(function, name, f"{value!r} is not a real number") from None
+    except OverflowError:
+        raise invalid(function, name, f"{name} is not finite (too large for a float)") from None
+    if not math.isfinite(value):
+        raise invalid(function, name, f"{name} is not finite ({value})")
     return value
 
 
@@ -103,6 +107,18 @@ def _validate(function: str, calls: list) -> None:
         status = _C.validate(*call)
         if status is not None:
             raise status_error(function, *status)
+
+
+def _check_named_kernel(function: str, calls: list, device_id: int, kernel: str) -> None:
+    """That the named kernel runs every call of a looped batch: the calls
+    differ in their pointers, and so in alignment, and a refusal of a later
+    call must come before the first one writes."""
+    if not kernel or len(calls) < 2:
+        return
+    for call in calls:
+        code, message, _, _ = _C.describe(*call, device_id, kernel)
+        if code != _C.STATUS_SUCCESS:
+            raise status_error(function, code, message, kernel)
 
 
 def _run(function: str, calls: list, device_id: int, kernel: str) -> None:
@@ -251,8 +267,9 @@ def matmul(a, b, *, out=None, alpha=1.0, beta=0.0, out_dtype=None, stream=None, 
     # Every argument check before anything touches the device (the result's
     # allocation, a device switch), as tcgemm::gemm validates before it looks
     # for one. Without out, C's address needs only its 256-byte alignment.
-    _validate(function, p.calls if out is not None else
-              resolve(p.calls, _C_STAND_IN, ITEMSIZE[p.out_dtype]))
+    checked = p.calls if out is not None else resolve(p.calls, _C_STAND_IN, ITEMSIZE[p.out_dtype])
+    _validate(function, checked)
+    _check_named_kernel(function, checked, p.device_id, kernel)
     if out is None:
         result, base = _operands.empty(function, framework, a, p.out_shape, p.out_dtype,
                                        p.device_id, handle)
@@ -286,6 +303,7 @@ def describe(a, b, *, out=None, alpha=1.0, beta=0.0, out_dtype=None, stream=None
     code, message, name, config = _C.describe(*calls[0], p.device_id, kernel)
     if code != _C.STATUS_SUCCESS:
         raise status_error(function, code, message, kernel)
+    _check_named_kernel(function, calls, p.device_id, kernel)
     return Description(name, config, len(calls))
 
 

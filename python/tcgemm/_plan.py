@@ -30,6 +30,9 @@ COL_MAJOR = 1  # tcgemm::Layout::kColMajor
 DTYPE_CODES = {"bf16": 0, "fp16": 1, "fp32": 2}
 ITEMSIZE = {"bf16": 2, "fp16": 2, "fp32": 4}
 INPUT_DTYPES = ("bf16", "fp16")
+# The most batch entries one tcgemm call takes (GemmArgs::batch_count);
+# plan() splits a larger batch into several calls.
+MAX_BATCH_COUNT = 2**31 - 1
 
 # DLPack device types of memory a CUDA kernel may read and write.
 DL_CPU = 1
@@ -157,6 +160,59 @@ def _non_overlapping(shape, strides):
     return True
 
 
+# The most contiguous runs an exact overlap check enumerates (below).
+_MAX_RUNS = 1 << 20
+
+
+def _runs(t: Tensor):
+    """The view's bytes as sorted [lo, hi) intervals, one per contiguous run
+    along its unit-stride dimension (one per element where it has none);
+    None when there would be more than _MAX_RUNS of them."""
+    dims = [(n, s) for n, s in zip(t.shape, t.strides) if n != 1]
+    if any(n == 0 for n, _ in dims):
+        return []
+    unit = [i for i, (_, s) in enumerate(dims) if abs(s) == 1]
+    run_n, run_s = 1, 1
+    if unit:
+        run = max(unit, key=lambda i: dims[i][0])
+        run_n, run_s = dims.pop(run)
+    count = 1
+    for n, _ in dims:
+        count *= n
+    if count > _MAX_RUNS:
+        return None
+    offsets = [0]
+    for n, s in dims:
+        offsets = [o + i * s for o in offsets for i in range(n)]
+    lo = min(0, (run_n - 1) * run_s)
+    hi = max(0, (run_n - 1) * run_s) + 1
+    size = ITEMSIZE.get(t.dtype, 1)
+    return sorted((t.ptr + (o + lo) * size, t.ptr + (o + hi) * size) for o in offsets)
+
+
+def _runs_overlap(runs) -> bool:
+    """Whether two of one view's runs share a byte."""
+    reach = None
+    for lo, hi in runs:
+        if reach is not None and lo < reach:
+            return True
+        reach = hi if reach is None else max(reach, hi)
+    return False
+
+
+def _views_overlap(x, y) -> bool:
+    """Whether two sorted run lists share a byte."""
+    i = j = 0
+    while i < len(x) and j < len(y):
+        if x[i][1] <= y[j][0]:
+            i += 1
+        elif y[j][1] <= x[i][0]:
+            j += 1
+        else:
+            return True
+    return False
+
+
 def _byte_range(t: Tensor):
     """[lo, hi) of the bytes the view touches; None when it has no element."""
     lo = hi = 0
@@ -229,14 +285,27 @@ def plan(function: str, a: Tensor, b: Tensor, out: Optional[Tensor], out_dtype: 
                           f"cuda:{a.device_id}; all operands must be on one device")
 
     # ---- out's memory
+    # A quick sufficient test first; where it fails, the exact one over the
+    # views' contiguous runs (interleaved strides, an output beside its
+    # inputs in one buffer), unless there are too many runs to list.
     if out is not None:
+        out_runs = None
         if not _non_overlapping(out.shape, out.strides):
-            raise invalid(function, "out", f"its elements overlap (strides {out.strides}); an "
-                          "output must give every element its own memory")
+            out_runs = _runs(out)
+            if out_runs is None or _runs_overlap(out_runs):
+                why = ("overlap" if out_runs is not None else
+                       "interleave too finely to check that none overlap")
+                raise invalid(function, "out", f"its elements {why} (strides {out.strides}); "
+                              "an output must give every element its own memory")
         out_range = _byte_range(out)
         for name, t in (("a", a), ("b", b)):
             other = _byte_range(t)
-            if out_range and other and out_range[0] < other[1] and other[0] < out_range[1]:
+            if not (out_range and other and out_range[0] < other[1] and other[0] < out_range[1]):
+                continue
+            if out_runs is None:
+                out_runs = _runs(out)
+            t_runs = _runs(t)
+            if out_runs is None or t_runs is None or _views_overlap(out_runs, t_runs):
                 raise invalid(function, "out", f"overlaps {name}'s memory; tcgemm writes out "
                               "while it reads the inputs, so out must not alias them")
 
@@ -292,11 +361,15 @@ def plan(function: str, a: Tensor, b: Tensor, out: Optional[Tensor], out_dtype: 
     calls = []
     for index in itertools.product(*(range(batch[i]) for i in outer)):
         off = [sum(e[i] * x for i, x in zip(outer, index)) for e in eff]
-        calls.append((m, n, k,
-                      a.ptr + off[0] * in_size, lay_a, lda, strides_abc[0],
-                      b.ptr + off[1] * in_size, lay_b, ldb, strides_abc[1],
-                      c_ptr + off[2] * out_size, lay_c, ldc, strides_abc[2],
-                      in_code, out_code, alpha, beta, count, stream))
+        # A batch past what one call takes runs in several, in order.
+        for first in range(0, count, MAX_BATCH_COUNT):
+            o = [x + first * st for x, st in zip(off, strides_abc)]
+            calls.append((m, n, k,
+                          a.ptr + o[0] * in_size, lay_a, lda, strides_abc[0],
+                          b.ptr + o[1] * in_size, lay_b, ldb, strides_abc[1],
+                          c_ptr + o[2] * out_size, lay_c, ldc, strides_abc[2],
+                          in_code, out_code, alpha, beta, min(MAX_BATCH_COUNT, count - first),
+                          stream))
     return Plan(out_shape, out_dtype, calls, a.device_id)
 
 

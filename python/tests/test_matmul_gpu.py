@@ -214,6 +214,29 @@ def snapshot(out):
     return out.clone()
 
 
+def test_a_named_kernel_refusing_a_later_call_of_a_looped_batch_writes_nothing(torch_cuda):
+    # a's batch dimensions (2, 2) have strides (1028, 512): no one stride
+    # collapses them, so the batch runs as two calls of two entries, and the
+    # second call's A starts 1028 elements in (8 bytes off 16), which
+    # prod-skinny refuses. The refusal comes before the first call writes.
+    torch = torch_cuda
+    base = ints(torch, 2 * 1028 + 1024)
+    a = base.as_strided((2, 2, 8, 64), (1028, 512, 64, 1))
+    b = ints(torch, 128, 64).mT  # 64 x 128, column-major
+    out = torch.full((2, 2, 8, 128), 5.0, device="cuda", dtype=torch.bfloat16)
+    before = snapshot(out)
+    assert tcgemm.describe(a, b).launches == 2
+    for call in (tcgemm.describe, tcgemm.matmul):
+        with pytest.raises(tcgemm.NotSupportedError) as info:
+            call(a, b, out=out, kernel="prod-skinny")
+        assert info.value.argument == "kernel", str(info.value)
+    torch.cuda.synchronize()
+    assert torch.equal(out, before)
+    # The dispatcher runs it (exact: small integers).
+    tcgemm.matmul(a, b, out=out)
+    assert_exact(torch, out, reference(torch, a, b, torch.bfloat16))
+
+
 def test_errors_leave_out_untouched(torch_cuda):
     torch = torch_cuda
     a, b = ints(torch, 64, 64), ints(torch, 64, 64)

@@ -278,6 +278,48 @@ def test_out_with_overlapping_elements_is_an_error():
     assert info.value.argument == "out"
 
 
+def test_out_with_interleaved_but_distinct_elements_is_accepted():
+    # (2, 3, 2) with strides (6, 4, 1): batch entry 1 fills entry 0's gaps
+    # ({0,1,4,5,8,9} and {6,7,10,11,14,15}); no element is shared, as
+    # tcgemm::validate's exact check of C's batch entries agrees.
+    out = cuda_tensor((2, 3, 2), strides=(6, 4, 1), ptr=1 << 30)
+    call, = make_plan(cuda_tensor((2, 3, 4)), cuda_tensor((4, 2)), out=out).calls
+    assert (field(call, "batch"), field(call, "stride_c"), field(call, "ldc")) == (2, 6, 4)
+    # One element shared (strides (5, 4, 1): entry 1 starts at 5 = entry 0's
+    # (1, 1)) is an overlap.
+    out = cuda_tensor((2, 3, 2), strides=(5, 4, 1), ptr=1 << 30)
+    with pytest.raises(tcgemm.InvalidValueError, match="overlap") as info:
+        make_plan(cuda_tensor((2, 3, 4)), cuda_tensor((4, 2)), out=out)
+    assert info.value.argument == "out"
+
+
+def test_out_beside_an_input_in_one_buffer_is_accepted():
+    # buf is 4 x 8; a = buf[:, :4] and out = buf[:, 4:] interleave by rows
+    # and share no element (writing into part of a concatenated buffer).
+    base = 1 << 20
+    a = cuda_tensor((4, 4), strides=(8, 1), ptr=base)
+    out = cuda_tensor((4, 4), strides=(8, 1), ptr=base + 4 * 2)
+    call, = make_plan(a, cuda_tensor((4, 4), ptr=1 << 30), out=out).calls
+    assert field(call, "ldc") == 8
+    # Shifted one element left, out's rows overlap a's last column.
+    out = cuda_tensor((4, 4), strides=(8, 1), ptr=base + 3 * 2)
+    with pytest.raises(tcgemm.InvalidValueError, match="alias") as info:
+        make_plan(a, cuda_tensor((4, 4), ptr=1 << 30), out=out)
+    assert info.value.argument == "out"
+
+
+def test_a_batch_past_one_calls_limit_runs_in_several_calls():
+    # 2^31 entries of an expanded a against one b: two calls, the second
+    # starting where the first's 2^31 - 1 entries end.
+    big = 2**31
+    a = cuda_tensor((big, 1, 8), strides=(0, 8, 1), dtype="fp16")
+    b = cuda_tensor((8, 1), dtype="fp16", ptr=1 << 30)
+    calls = make_plan(a, b).calls
+    assert [field(c, "batch") for c in calls] == [2**31 - 1, 1]
+    assert field(calls[1], "c_ptr") - field(calls[0], "c_ptr") == (2**31 - 1) * field(calls[0], "stride_c")
+    assert field(calls[1], "a_ptr") == field(calls[0], "a_ptr")  # stride 0
+
+
 def test_column_major_out_is_accepted():
     out = cuda_tensor((8, 6), strides=(1, 8), ptr=1 << 30, dtype="fp32")
     call, = make_plan(cuda_tensor((8, 4)), cuda_tensor((4, 6)), out=out).calls
@@ -469,6 +511,14 @@ def test_matmul_checks_its_arguments_before_allocating_the_result():
             tcgemm.matmul(FakeCudaArray((64, 32)), FakeCudaArray((32, 16)),
                           out=FakeCudaArray((64, 16), ptr=1 << 24), alpha=alpha)
         assert err.value.argument == "alpha"
+    # An alpha too large for a float, and a NaN beta without out: named as
+    # not finite (not a raw OverflowError, not "needs out=").
+    with pytest.raises(tcgemm.InvalidValueError, match="not finite") as err:
+        tcgemm.matmul(FakeCudaArray((64, 32)), FakeCudaArray((32, 16)), alpha=10**400)
+    assert err.value.argument == "alpha"
+    with pytest.raises(tcgemm.InvalidValueError, match="not finite") as err:
+        tcgemm.matmul(FakeCudaArray((64, 32)), FakeCudaArray((32, 16)), beta=float("nan"))
+    assert err.value.argument == "beta"
     # An unknown kernel name, as tcgemm::gemm reports it before any device.
     for call in (tcgemm.matmul, tcgemm.describe):
         with pytest.raises(tcgemm.InvalidValueError) as err:
