@@ -22,6 +22,7 @@
 #                      candidate out of sample; the tcgemm row against cuBLAS
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64
 export PATH=/usr/local/cuda/bin:$PATH
+repo=$PWD
 cd .carry && for t in s13m s12p s12s; do [[ -d $t ]] || tar xJf $t.tar.xz; done
 gpu() { nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv,noheader >> gpu.txt; }
 pack() { tar czf $OUT/s13-$1.tar.gz *.json *.csv *.log *.txt 2>/dev/null; }
@@ -100,10 +101,17 @@ one)
   timeout $((585 - SECONDS)) s13m/tcgemm-bench --shapes square --layout tn --dtype bf16,fp16 --kernels tcgemm --seed 7 --tuned-table new.json --csv square.csv > /dev/null 2>&1 || echo "FAIL square"
   echo "square at $SECONDS s" ;;
 final)
-  # The GPU suite on main, then the tcgemm row on the heldout set (no
+  # The GPU suite on main (the Python package of this tree building on the
+  # CPUs meanwhile), pytest, then the tcgemm row on the heldout set (no
   # tuned table holds it: the heuristic's choices) against cuBLAS.
+  ( t0=$SECONDS; CMAKE_BUILD_PARALLEL_LEVEL=14 python3 -m pip install --disable-pip-version-check \
+      --no-build-isolation --no-deps --target /tmp/site -Cbuild-dir=/tmp/pybuild "$repo" > pip.log 2>&1
+    echo "pip rc $? in $((SECONDS - t0)) s" >> pip.log ) &
+  pip_pid=$!
   TCGEMM_REQUIRE_GPU=1 timeout 300 s13m/tcgemm_gpu_tests --gtest_filter='-ProdChoices.StreamKTailIsCorrectOnEveryConfig:ProdChoices.StreamKWidenedTailIsCorrectOnEveryConfig' > main-gpu-suite.log 2>&1
   echo "main suite rc $? at $SECONDS s"; grep -E "^\[  PASSED|^\[  FAILED|FAILED  \]" main-gpu-suite.log | tail -5; pack final
+  wait $pip_pid; tail -1 pip.log
+  (cd "$repo" && PYTHONPATH=/tmp/site TCGEMM_REQUIRE_GPU=1 timeout 120 python3 -m pytest -p no:cacheprovider -ra -q python/tests > "$repo/.carry/pytest.log" 2>&1; echo "pytest rc $? at $SECONDS s"); tail -3 pytest.log; pack final
   timeout $((580 - SECONDS)) s13m/tcgemm-bench --shapes heldout --layout tn,tnr --kernels tcgemm --seed 7 --csv heldout.csv > /dev/null 2>&1 || echo "FAIL heldout bench"
   echo "heldout bench at $SECONDS s" ;;
 heldout)
