@@ -47,10 +47,11 @@ Status GemmPlan::create(const GemmArgs& args, const GemmOptions& options, GemmPl
   // alpha would plan C = beta * C, and validate() would check the caller's
   // placeholder scalars and workspace), keeping only whether beta is zero:
   // the heuristic weighs C's read where it is not, so the plan chooses what
-  // gemm(args) and describe(args) do.
+  // gemm(args) and describe(args) do. A nonzero beta is planned as 2, not 1:
+  // with K == 0, beta == 1 touches no C, and validate() would not check it.
   GemmArgs planned = args;
   planned.alpha = 1.0f;
-  planned.beta = args.beta == 0.0f ? 0.0f : 1.0f;
+  planned.beta = args.beta == 0.0f ? 0.0f : 2.0f;
   planned.workspace = nullptr;
   planned.workspace_bytes = 0;
   const KernelChoice choice = choose_for_call(planned, options, /*unlimited_workspace=*/true);

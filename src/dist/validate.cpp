@@ -140,6 +140,9 @@ Status validate(const GemmReduceScatterArgs& args, int ranks) {
       !s.ok()) {
     return s;
   }
+  // The ring's last step writes C whatever alpha and beta are (the shard
+  // GEMM's check skips C where alpha is 0 and beta 1).
+  if (Status s = check_written(kOp, args.m_local, args.n, args.c); !s.ok()) return s;
   // The shard GEMMs read all M rows of A (one m_local-row block a step),
   // where they read A at all.
   if (args.alpha != 0.0f) return check_read(kOp, args.m, args.k_local, args.a_shard);

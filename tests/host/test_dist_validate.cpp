@@ -196,6 +196,10 @@ TEST(DistValidate, ReduceScatterChecksAllOfAAndItsScratchSize) {
   a.a_shard.ptr = nullptr;
   a.b_shard.ptr = nullptr;
   EXPECT_TRUE(tcgemm::dist::validate(a, 2).ok());
+  // With alpha 0 and beta 1 too the ring's last step writes C: it is checked.
+  a.beta = 1.0f;
+  a.c.ptr = nullptr;
+  expect_invalid(tcgemm::dist::validate(a, 2), "c is a null pointer");
   // The four m_local x n fp32 buffers: 2^30 x 2^30 x 4 x 4 bytes wrap 64 bits.
   a = scatter_args();
   a.m_local = std::int64_t{1} << 30;

@@ -686,6 +686,25 @@ TEST(GemmPlanCreate, IgnoresTheScalarsAndWorkspaceItWillNotRun) {
   }
 }
 
+TEST(GemmPlanCreate, ChecksCWhereKIsZero) {
+  // A plan of C = beta * C (K == 0) writes C on a run with beta != 1,
+  // whatever beta it was made with: C is checked as gemm() would check it
+  // (before any device is looked for).
+  for (const float beta : {2.0f, 1.0f}) {
+    GemmArgs args = make_args(64, 48, 0);
+    args.beta = beta;
+    args.c.ptr = nullptr;
+    tcgemm::GemmPlan plan;
+    EXPECT_TRUE(InvalidNaming(tcgemm::GemmPlan::create(args, {}, &plan), "c is a null pointer"))
+        << beta;
+    args = make_args(64, 48, 0);
+    args.beta = beta;
+    args.batch_count = 4;
+    args.c.stride = 16;
+    EXPECT_TRUE(InvalidNaming(tcgemm::GemmPlan::create(args, {}, &plan), "overlap")) << beta;
+  }
+}
+
 TEST(GemmPlanCreate, RefusesANullPlan) {
   EXPECT_TRUE(InvalidNaming(tcgemm::GemmPlan::create(tn_args(), {}, nullptr), "plan"));
 }

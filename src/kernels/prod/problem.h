@@ -268,9 +268,9 @@ std::vector<Choice> candidates(const Problem& problem, const DeviceModel& device
 double estimate_cycles(const Problem& problem, const DeviceModel& device, Choice choice);
 
 // The heuristic's pick in the problem's own orientation: the candidate of
-// least estimate_cycles, leaving out last-wave splits where C could leave by
-// TMA store (the tuner times them) and tiles whose padding the estimate does not see
-// (a consumer warpgroup with no rows of C; a tile at least twice as wide as
+// least estimate_cycles, leaving out rows the estimate does not model
+// (ConfigEntry::estimated) and tiles whose padding it does not see (a
+// consumer warpgroup with no rows of C; a tile at least twice as wide as
 // N where a narrower one exists). With
 // `batch_invariant`, the choice cannot depend on the caller's M: no split,
 // and the config the heuristic would pick for a tall problem (M = 4096) of
@@ -292,8 +292,7 @@ inline Problem oriented(const GemmArgs& args, const Choice& choice) {
 }
 
 // The heuristic's best K split for table row `config` (a kernel named by the
-// caller: "prod-128x128"), with select()'s exclusion of last-wave splits
-// where C could leave by TMA store.
+// caller: "prod-128x128"), last-wave splits among them.
 Choice select_split(const Problem& problem, const DeviceModel& device, int config);
 
 // The whole launch description (for describe() and the bench), on `device`
