@@ -226,6 +226,9 @@ def test_a_named_kernel_refusing_a_later_call_of_a_looped_batch_writes_nothing(t
     out = torch.full((2, 2, 8, 128), 5.0, device="cuda", dtype=torch.bfloat16)
     before = snapshot(out)
     assert tcgemm.describe(a, b).launches == 2
+    # The first call alone is one prod-skinny takes: the refusal below is
+    # the second call's.
+    assert tcgemm.describe(a[0], b, out=out[0], kernel="prod-skinny").kernel == "prod-skinny"
     for call in (tcgemm.describe, tcgemm.matmul):
         with pytest.raises(tcgemm.NotSupportedError) as info:
             call(a, b, out=out, kernel="prod-skinny")

@@ -308,6 +308,31 @@ def test_out_beside_an_input_in_one_buffer_is_accepted():
     assert info.value.argument == "out"
 
 
+def test_views_interleaved_too_finely_to_check_are_refused_saying_so():
+    # Past _plan._MAX_RUNS contiguous runs the exact check is not attempted:
+    # out is refused, naming why, even where its elements are in fact
+    # distinct. (2, m, 2) with strides (6, 4, 1): 2m runs of 2 elements.
+    m = _plan._MAX_RUNS
+    out = cuda_tensor((2, m, 2), strides=(6, 4, 1), ptr=1 << 32)
+    with pytest.raises(tcgemm.InvalidValueError, match="too finely") as info:
+        make_plan(cuda_tensor((2, m, 4)), cuda_tensor((4, 2), ptr=1 << 30), out=out)
+    assert info.value.argument == "out"
+    # out beside a in one buffer (as in the test above) with m + 1 rows of
+    # each: too many runs to show they share no element.
+    rows = _plan._MAX_RUNS + 1
+    base = 1 << 32
+    a = cuda_tensor((rows, 4), strides=(8, 1), ptr=base)
+    out = cuda_tensor((rows, 4), strides=(8, 1), ptr=base + 4 * 2)
+    with pytest.raises(tcgemm.InvalidValueError, match="too finely interleaved") as info:
+        make_plan(a, cuda_tensor((4, 4), ptr=1 << 30), out=out)
+    assert info.value.argument == "out"
+    # With fewer rows the same layout is checked exactly and accepted.
+    a = cuda_tensor((8, 4), strides=(8, 1), ptr=base)
+    out = cuda_tensor((8, 4), strides=(8, 1), ptr=base + 4 * 2)
+    call, = make_plan(a, cuda_tensor((4, 4), ptr=1 << 30), out=out).calls
+    assert field(call, "ldc") == 8
+
+
 def test_a_batch_past_one_calls_limit_runs_in_several_calls():
     # 2^31 entries of an expanded a against one b: two calls, the second
     # starting where the first's 2^31 - 1 entries end.
@@ -417,7 +442,7 @@ def test_validate_errors_come_back_named():
     err = _errors.status_error("tcgemm.matmul", *_C.validate(*nan_alpha))
     assert err.argument == "alpha"
     huge_alpha = call[:17] + (1e300,) + call[18:]  # beyond fp32: infinite, refused
-    assert _C.validate(*huge_alpha) is not None
+    assert _errors.status_error("tcgemm.matmul", *_C.validate(*huge_alpha)).argument == "alpha"
 
 
 @pytest.mark.skipif(tcgemm.device_count() > 0, reason="a CUDA device is present")

@@ -165,29 +165,34 @@ struct DeviceProblem {
   }
 };
 
-inline DeviceProblem make_problem(const ProblemSpec& s) {
-  DeviceProblem p;
-  p.spec = s;
-  GemmArgs& args = p.args;
+// The GEMM arguments of spec `s` with its operands at a, b and c (no
+// memory touched: the host can check constraints on fake addresses).
+inline GemmArgs args_of(const ProblemSpec& s, void* a, void* b, void* c) {
+  GemmArgs args;
   args.m = s.m;
   args.n = s.n;
   args.k = s.k;
   args.alpha = s.alpha;
   args.beta = s.beta;
-  const std::int64_t lda = tight_ld(s.m, s.k, s.la) + s.lda_pad;
-  const std::int64_t ldb = tight_ld(s.k, s.n, s.lb) + s.ldb_pad;
-  const std::int64_t ldc = tight_ld(s.m, s.n, s.lc) + s.ldc_pad;
-  p.a_elements = tcgemm::testing::span_elements(s.m, s.k, s.la, lda);
-  p.b_elements = tcgemm::testing::span_elements(s.k, s.n, s.lb, ldb);
-  p.c_elements = tcgemm::testing::span_elements(s.m, s.n, s.lc, ldc);
+  args.a = {a, s.in, s.la, tight_ld(s.m, s.k, s.la) + s.lda_pad, 0};
+  args.b = {b, s.in, s.lb, tight_ld(s.k, s.n, s.lb) + s.ldb_pad, 0};
+  args.c = {c, s.out, s.lc, tight_ld(s.m, s.n, s.lc) + s.ldc_pad, 0};
+  return args;
+}
+
+inline DeviceProblem make_problem(const ProblemSpec& s) {
+  DeviceProblem p;
+  p.spec = s;
+  const GemmArgs shape = args_of(s, nullptr, nullptr, nullptr);
+  p.a_elements = tcgemm::testing::span_elements(s.m, s.k, s.la, shape.a.ld);
+  p.b_elements = tcgemm::testing::span_elements(s.k, s.n, s.lb, shape.b.ld);
+  p.c_elements = tcgemm::testing::span_elements(s.m, s.n, s.lc, shape.c.ld);
   p.a = DeviceBuffer(bytes_for(p.a_elements, s.in));
   p.b = DeviceBuffer(bytes_for(p.b_elements, s.in));
   p.c = DeviceBuffer(bytes_for(p.c_elements, s.out));
   if (p.a_elements > 0) tcgemm::testing::fill_normal(p.a.get(), s.in, p.a_elements, s.seed);
   if (p.b_elements > 0) tcgemm::testing::fill_normal(p.b.get(), s.in, p.b_elements, s.seed + 1);
-  args.a = {p.a.get(), s.in, s.la, lda, 0};
-  args.b = {p.b.get(), s.in, s.lb, ldb, 0};
-  args.c = {p.c.get(), s.out, s.lc, ldc, 0};
+  p.args = args_of(s, p.a.get(), p.b.get(), p.c.get());
   if (p.c_elements > 0) p.reset_c();
   TCGEMM_CHECK_CUDA(cudaDeviceSynchronize());
   return p;

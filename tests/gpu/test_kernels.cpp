@@ -338,6 +338,28 @@ TEST_P(KernelVsReference, MatchesReference) {
   EXPECT_EQ(flags_left(p.args), 0) << "workspace flag words left non-zero";
 }
 
+// Whether a case runs above is the kernel's own constraints' call: a kernel
+// whose constraints came to refuse everything would turn every case into a
+// skip. Each kernel the cases test must take some of them (host only:
+// constraints read addresses, never memory).
+TEST(KernelCases, EveryCheckedKernelTakesSomeCase) {
+  void* const fake = reinterpret_cast<void*>(std::uintptr_t{1} << 32);
+  for (const std::string& name : kernel_names()) {
+    const tcgemm::KernelInfo* kernel = tcgemm::find_kernel(name);
+    ASSERT_NE(kernel, nullptr) << name;
+    if (is_unsafe(*kernel)) continue;
+    int taken = 0;
+    for (const KernelCase& kc : kernel_cases()) {
+      taken += tcgemm::check_constraints(kernel->constraints, args_of(kc.spec, fake, fake, fake),
+                                         tcgemm::DeviceCaps{90})
+                       .empty()
+                   ? 1
+                   : 0;
+    }
+    EXPECT_GT(taken, 0) << name << " refuses every case";
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(AllKernels, KernelVsReference,
                          ::testing::Combine(::testing::ValuesIn(kernel_cases()),
                                             ::testing::ValuesIn(kernel_names())),

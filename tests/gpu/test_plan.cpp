@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -149,17 +150,20 @@ TEST_F(GemmPlanTest, AFlippedChoiceRunsOnACOfAnyElementAlignment) {
 }
 
 // A plan chooses what describe() names for the same arguments, beta zero or
-// not (the heuristic weighs C's read where beta != 0: 64 x 14336 x 1024 and
-// 96 x 1024 x 4096 in TN change choice with it on the H200's model), over
-// shapes of the tiles, the small-M path and a repack. Pointers are read for
-// their alignment only: none is dereferenced.
+// not (the heuristic weighs C's read where beta != 0: 64 x 14336 x 1024 or
+// 96 x 1024 x 4096 in TN change choice with it at the H200's bandwidth,
+// ProdSelect.ReadingCCostsItsBytesAndCanChangeTheChoice; not at an H100's,
+// which the test prints), over shapes of the tiles, the small-M path and a
+// repack. Pointers are read for their alignment only: none is dereferenced.
 TEST_F(GemmPlanTest, ChoosesWhatDescribeNames) {
   struct Shape {
     std::int64_t m, n, k;
   };
   auto* const base = reinterpret_cast<std::byte*>(std::uintptr_t{1} << 32);
+  int beta_changes = 0;
   for (const Shape shape : {Shape{64, 14336, 1024}, Shape{96, 1024, 4096}, Shape{4096, 4096, 4096},
                             Shape{16, 4096, 4096}, Shape{500, 300, 77}}) {
+    std::string unscaled;
     for (const float beta : {0.0f, 1.0f}) {
       GemmArgs args;
       args.m = shape.m;
@@ -177,8 +181,14 @@ TEST_F(GemmPlanTest, ChoosesWhatDescribeNames) {
       ASSERT_TRUE(IsOk(GemmPlan::create(args, {}, &plan))) << what;
       EXPECT_EQ(plan.description().kernel, described.kernel) << what;
       EXPECT_EQ(plan.description().config, described.config) << what;
+      if (beta == 0.0f) {
+        unscaled = described.config;
+      } else if (described.config != unscaled) {
+        ++beta_changes;
+      }
     }
   }
+  std::printf("%d of 5 shapes change choice with beta on this device\n", beta_changes);
 }
 
 TEST_F(GemmPlanTest, RunIsCapturedInACudaGraph) {

@@ -7,6 +7,7 @@
 #include "contenders.h"
 #include "sampling.h"
 #include "shapes.h"
+#include "tuned/tuned.h"
 
 #include <gtest/gtest.h>
 
@@ -53,8 +54,8 @@ TEST(BenchShapeSets, RaggedHasOddKTightLdPlusOneLongMAndAnOffsetBase) {
   EXPECT_EQ(tn_problem({.m = 4096, .n = 4096, .k = 4093}).lda, 4093);
 }
 
-// The held-out set shares no problem with the llm and square sets, whose
-// problems the tuned tables hold.
+// The held-out set shares no problem with the llm and square sets, nor
+// with the tuned tables that hold theirs.
 TEST(BenchShapeSets, HeldOutSharesNoProblemWithTheTunedSets) {
   const std::vector<Shape> heldout = *shape_set("heldout");
   EXPECT_EQ(heldout.size(), 42u);
@@ -66,6 +67,15 @@ TEST(BenchShapeSets, HeldOutSharesNoProblemWithTheTunedSets) {
   }
   EXPECT_TRUE(contains(heldout, {.m = 8, .n = 6144, .k = 4096}));
   EXPECT_TRUE(contains(heldout, {.m = 6144, .n = 18944, .k = 3584}));
+  // What makes the set held out: no tuned table (data/tuned/*.json, as
+  // embedded) holds any of its problems, whatever the layout or GPU.
+  ASSERT_FALSE(tuned::embedded_table().empty());
+  for (const Shape& s : heldout) {
+    for (const tuned::Entry& e : tuned::embedded_table()) {
+      EXPECT_FALSE(e.m == s.m && e.n == s.n && e.k == s.k)
+          << s.m << "x" << s.n << "x" << s.k << " is in the " << e.device << " table";
+    }
+  }
 }
 
 TEST(BenchShapeSets, BatchedCarriesItsBatchesAndDtypes) {

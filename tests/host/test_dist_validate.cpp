@@ -148,6 +148,9 @@ TEST(DistValidate, ReduceScatterWorkspaceIsFourAlignedBlocks) {
 TEST(DistValidate, AllGatherChecksAWhateverAlphaAndEveryBufferWhole) {
   // The own shard is copied into gathered_a and sent round the ring even
   // with alpha 0: A must be readable.
+  // (Each message names A: the check that B or C failed instead would not
+  // pass.)
+  const char* const named[] = {"a is a null pointer", "a is not aligned", "a: the matrix (lda="};
   for (int variant = 0; variant < 3; ++variant) {
     auto a = gather_args();
     a.alpha = 0.0f;
@@ -156,7 +159,8 @@ TEST(DistValidate, AllGatherChecksAWhateverAlphaAndEveryBufferWhole) {
     if (variant == 2) a.a_shard.ld = std::int64_t{1} << 62;
     const tcgemm::Status s = tcgemm::dist::validate(a, 2);
     EXPECT_EQ(s.code, StatusCode::kInvalidValue) << "variant " << variant << ": " << s.message;
-    EXPECT_NE(s.message.find("a"), std::string::npos) << s.message;
+    EXPECT_NE(s.message.find(named[variant]), std::string::npos)
+        << "variant " << variant << ": " << s.message;
   }
   // m = m_local x ranks overflowing int64 is a mismatch, not a wrap.
   auto a = gather_args();

@@ -408,8 +408,9 @@ TEST(ProdSelect, AnSmBudgetIsADeviceOfThatManySms) {
   EXPECT_TRUE(tcgemm::prod::budgeted(h200_model(), 120).budget);
   // One CTA per SM under a budget: no row of several per SM is a candidate.
   const auto tiny = tcgemm::prod::canonicalize(problem(8, 64, 8, kRow, kCol, kCol));
-  for (const tcgemm::prod::Choice& c :
-       tcgemm::prod::candidates(tiny, tcgemm::prod::budgeted(h200_model(), 16))) {
+  const auto budgeted_candidates = tcgemm::prod::candidates(tiny, tcgemm::prod::budgeted(h200_model(), 16));
+  ASSERT_FALSE(budgeted_candidates.empty());
+  for (const tcgemm::prod::Choice& c : budgeted_candidates) {
     EXPECT_EQ(tile_of(c).ctas_per_sm, 1) << tcgemm::prod::kConfigs[c.config].name;
   }
   EXPECT_EQ(tcgemm::prod::budgeted(h200_model(), 120).memory_bytes_per_cycle,
@@ -455,6 +456,30 @@ TEST(ProdSelect, TheSplitsEstimateFallsWhenItFillsIdleSms) {
             tcgemm::prod::estimate_cycles(big, h200_model(), {0, 1}));
 }
 
+// C read as well as written (beta != 0) never makes the estimate cheaper,
+// and where memory decides it changes the choice: at the H200's bandwidth,
+// 64 x 14336 x 1024 or 96 x 1024 x 4096 (what the plan test
+// ChoosesWhatDescribeNames counts on).
+TEST(ProdSelect, ReadingCCostsItsBytesAndCanChangeTheChoice) {
+  tcgemm::prod::DeviceModel model = h200_model();
+  model.memory_bytes_per_cycle = 2483.0;
+  int changed = 0;
+  for (const auto& [m, n, k] : {std::array<std::int64_t, 3>{64, 14336, 1024},
+                                std::array<std::int64_t, 3>{96, 1024, 4096}}) {
+    GemmArgs args = problem(m, n, k, kRow, kCol, kCol);
+    const tcgemm::prod::Choice written = tcgemm::prod::select(args, model);
+    const double written_cycles =
+        tcgemm::prod::estimate_cycles(tcgemm::prod::canonicalize(args), model, written);
+    args.beta = 1.0f;
+    const tcgemm::prod::Choice read = tcgemm::prod::select(args, model);
+    EXPECT_GE(tcgemm::prod::estimate_cycles(tcgemm::prod::canonicalize(args), model, written),
+              written_cycles)
+        << m << "x" << n << "x" << k;
+    changed += read != written ? 1 : 0;
+  }
+  EXPECT_GT(changed, 0);
+}
+
 // A row the estimate does not model (ConfigEntry::estimated false:
 // prod-64x64-deep) is a candidate for tcgemm-tune to time but never the
 // heuristic's pick, in either orientation.
@@ -490,11 +515,11 @@ TEST(ProdSelect, BatchInvariantChoicesIgnoreMAndNeverSplit) {
       EXPECT_EQ(choice.k_splits, 1) << "m=" << m;
     }
   }
-  for (const auto& c : tcgemm::prod::candidates(
-           tcgemm::prod::canonicalize(problem(16, 4096, 4096, kRow, kCol, kCol)), h200_model(),
-           /*batch_invariant=*/true)) {
-    EXPECT_EQ(c.k_splits, 1);
-  }
+  const auto invariant_candidates = tcgemm::prod::candidates(
+      tcgemm::prod::canonicalize(problem(16, 4096, 4096, kRow, kCol, kCol)), h200_model(),
+      /*batch_invariant=*/true);
+  ASSERT_FALSE(invariant_candidates.empty());
+  for (const auto& c : invariant_candidates) EXPECT_EQ(c.k_splits, 1);
 }
 
 TEST(ProdSelect, CandidatesFitTheDeviceAndSplitsLeaveNoSplitEmpty) {
