@@ -51,7 +51,18 @@ def _kernel_names() -> frozenset:
     return frozenset(k["name"] for k in _C.kernels())
 
 
+def _hashable(x) -> bool:
+    try:
+        hash(x)
+    except TypeError:
+        return False
+    return True
+
+
 def _scalar(function: str, name: str, value) -> float:
+    # float() would also parse text ("2", b"2"): a scalar must be a number.
+    if isinstance(value, (str, bytes, bytearray)):
+        raise wrong_type(function, name, f"{value!r} is not a real number")
     try:
         value = float(value)
     except (TypeError, ValueError):
@@ -258,7 +269,9 @@ def matmul(a, b, *, out=None, alpha=1.0, beta=0.0, out_dtype=None, stream=None, 
     """
     function = "tcgemm.matmul"
     key = None
-    if out is None and stream is None and kernel is None and beta == 0.0:
+    if out is None and stream is None and kernel is None and type(beta) in (int, float) and \
+            beta == 0.0 and (out_dtype is None or isinstance(out_dtype, str) or
+                             _hashable(out_dtype)):
         key, result = _torch_fast(function, a, b, alpha, out_dtype)
         if result is not None:
             return result
@@ -317,7 +330,11 @@ def flops(a_shape, b_shape) -> int:
     function = "tcgemm.flops"
     shapes = {}
     for name, shape in (("a", a_shape), ("b", b_shape)):
-        shape = tuple(shape)
+        try:
+            shape = tuple(shape)
+        except TypeError:
+            raise invalid(function, name, f"{shape!r} is not a shape (a sequence of "
+                          "sizes)") from None
         if not shape:
             raise invalid(function, name, "a 0-d shape has no matrix to multiply")
         sizes = []

@@ -13,10 +13,11 @@
 
 from __future__ import annotations
 
+import operator
 import sys
 
 from . import _C
-from ._errors import status_error, wrong_type
+from ._errors import invalid, status_error, wrong_type
 from ._plan import CUDA_DEVICE_TYPES, DTYPE_CODES, Tensor
 
 _TORCH_DTYPES = None  # torch dtype -> name, filled on first use
@@ -105,7 +106,15 @@ def read(function: str, name: str, x, framework: str, stream: int, writable=Fals
 
 def stream_handle(function: str, stream) -> int:
     """A cudaStream_t from an int, a torch/CuPy/cuda.core stream object."""
-    if isinstance(stream, int):
+    if not isinstance(stream, bool):
+        try:
+            stream = operator.index(stream)  # int, numpy integers
+        except TypeError:
+            pass
+    if isinstance(stream, int) and not isinstance(stream, bool):
+        if not 0 <= stream < 1 << 64:
+            raise invalid(function, "stream", f"{stream} is not a cudaStream_t (a handle "
+                          "from 0 to 2^64 - 1)")
         return stream
     handle = getattr(stream, "cuda_stream", None)  # torch.cuda.Stream, ExternalStream
     if handle is None and hasattr(stream, "__cuda_stream__"):  # the CUDA stream protocol

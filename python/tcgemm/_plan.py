@@ -19,6 +19,7 @@ rest, if any, are looped over here, one call per entry of them.
 from __future__ import annotations
 
 import itertools
+import math
 from typing import NamedTuple, Optional
 
 from ._errors import invalid, wrong_type
@@ -80,9 +81,18 @@ def normalize_dtype(function: str, dtype) -> Optional[str]:
     """'bf16', 'fp16' or 'fp32' for a torch/numpy dtype or name; None for None."""
     if dtype is None:
         return None
-    name = str(dtype).rsplit(".", 1)[-1].lower()  # torch.bfloat16 -> bfloat16
     aliases = {"bfloat16": "bf16", "bf16": "bf16", "float16": "fp16", "half": "fp16",
                "fp16": "fp16", "float32": "fp32", "float": "fp32", "fp32": "fp32"}
+    if isinstance(dtype, type):
+        # A scalar type class: numpy.float16, cupy.float32, ml_dtypes'
+        # bfloat16 (JAX's) -- the class's own name.
+        name = dtype.__name__.lower()
+    else:
+        # A name, or a dtype object: torch.bfloat16 prints as
+        # "torch.bfloat16", a numpy dtype as "float16".
+        module, _, name = str(dtype).lower().rpartition(".")
+        if module not in ("", "torch", "numpy", "np"):
+            name = ""
     if name not in aliases:
         raise wrong_type(function, "out_dtype",
                          f"{dtype!r} is not an output dtype tcgemm has (bf16, fp16 or fp32)")
@@ -163,6 +173,8 @@ def _non_overlapping(shape, strides):
 # The most contiguous runs an exact overlap check enumerates (below; about
 # 0.15 s of Python at the limit, paid only where the quick tests fail).
 _MAX_RUNS = 1 << 17
+# The largest result matmul allocates itself, in bytes: past any GPU's memory.
+_MAX_RESULT_BYTES = 1 << 48
 
 
 def _runs(t: Tensor):
@@ -325,6 +337,12 @@ def plan(function: str, a: Tensor, b: Tensor, out: Optional[Tensor], out_dtype: 
     lay_b, ldb = _matrix(function, "b", k, n, b_strides[-2], b_strides[-1], COL_MAJOR)
     if out is None:
         c_shape = batch + (m, n)
+        # A result no device could hold is refused before its calls are
+        # listed (a broadcast batch of 2^52 entries would be millions).
+        c_bytes = math.prod(c_shape) * ITEMSIZE[out_dtype]
+        if c_bytes > _MAX_RESULT_BYTES:
+            raise invalid(function, None, f"the result {_fmt(out_shape)} would take {c_bytes} "
+                          f"bytes, more than a GPU holds (2^48)")
         c_strides = []
         step = 1
         for d in reversed(c_shape):

@@ -231,9 +231,20 @@ def test_out_dtype_names(name, expected):
 
 
 def test_unknown_out_dtype_is_a_type_error():
-    with pytest.raises(tcgemm.InvalidTypeError) as info:
-        _plan.normalize_dtype("f", "int8")
-    assert info.value.argument == "out_dtype"
+    for bad in ("int8", "int8.float32", "np.fp8", ["fp32"]):
+        with pytest.raises(tcgemm.InvalidTypeError) as info:
+            _plan.normalize_dtype("f", bad)
+        assert info.value.argument == "out_dtype"
+
+
+def test_numpy_dtypes_and_scalar_types_name_output_dtypes():
+    np = pytest.importorskip("numpy")
+    assert _plan.normalize_dtype("f", np.float16) == "fp16"
+    assert _plan.normalize_dtype("f", np.float32) == "fp32"
+    assert _plan.normalize_dtype("f", np.dtype("float16")) == "fp16"
+    assert _plan.normalize_dtype("f", "numpy.float32") == "fp32"
+    with pytest.raises(tcgemm.InvalidTypeError):
+        _plan.normalize_dtype("f", np.int8)
 
 
 def test_out_dtype_sets_the_output_code():
@@ -401,6 +412,31 @@ def test_bad_scalars_and_kernel_types_are_type_errors():
     with pytest.raises(tcgemm.InvalidTypeError) as info:
         tcgemm.matmul(a, a, stream=object())
     assert info.value.argument == "stream"
+    # Text is not a number, though float() would parse it.
+    for text in ("2", b"2", " 3 "):
+        with pytest.raises(tcgemm.InvalidTypeError) as info:
+            tcgemm.matmul(a, a, alpha=text)
+        assert info.value.argument == "alpha"
+    # An array beta is refused as a scalar, not by numpy's truth test.
+    with pytest.raises(tcgemm.InvalidTypeError) as info:
+        tcgemm.matmul(a, a, beta=np.array([0.0, 0.0]))
+    assert info.value.argument == "beta"
+    # A stream handle is 0 .. 2^64 - 1, numpy integers included.
+    for bad in (-1, 2**64):
+        with pytest.raises(tcgemm.InvalidValueError) as info:
+            tcgemm.matmul(a, a, stream=bad)
+        assert info.value.argument == "stream"
+    from tcgemm import _operands
+    assert _operands.stream_handle("f", np.int64(5)) == 5
+    with pytest.raises(tcgemm.InvalidTypeError):
+        _operands.stream_handle("f", True)
+
+
+def test_a_result_no_gpu_could_hold_is_refused_before_its_calls_are_listed():
+    # 2^52 broadcast entries of a 1 x 1 result: 2^21 calls, were they listed.
+    a = cuda_tensor((2**52, 1, 8), strides=(0, 8, 1))
+    with pytest.raises(tcgemm.InvalidValueError, match="more than a GPU holds"):
+        make_plan(a, cuda_tensor((8, 1), ptr=1 << 30))
 
 
 def test_torch_cpu_tensor_is_an_error_naming_it():
@@ -567,6 +603,8 @@ def test_flops_counts_two_per_multiply_add_over_the_broadcast_batch():
     ((4, 3.0), (3, 4), "a"),      # not an integer
     ((), (3, 4), "a"),            # 0-d
     ((2, 4, 3), (5, 3, 4), "b"),  # batch 2 and 5 do not broadcast
+    (5, (3, 4), "a"),             # not a sequence
+    ((3, 4), None, "b"),
 ])
 def test_flops_refuses_shapes_matmul_would(a_shape, b_shape, argument):
     with pytest.raises(tcgemm.InvalidValueError) as err:
