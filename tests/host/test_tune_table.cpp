@@ -198,6 +198,11 @@ TEST(TuneTableFile, RejectsIntegersThatAreNotCountsAndMembersOfTheWrongKind) {
       {"an empty GPU name", [](json& j) { j["gpu"]["name"] = ""; }, "printable ASCII"},
       {"the same problem twice", [](json& j) { j["shapes"].push_back(j["shapes"][0]); },
        "the same problem"},
+      {"a negative time", [](json& j) { j["shapes"][0]["heuristic"]["ms"] = -1.0; },
+       "\"ms\" is -1.0, not a positive"},
+      {"a zero time", [](json& j) { j["shapes"][0]["tuned"]["ms"] = 0.0; }, "\"ms\" is 0.0"},
+      {"an infinite time", [](json& j) { j["shapes"][0]["candidates"][0]["ms"] = 1e308 * 10; },
+       "\"ms\" is infinite"},
   };
   for (const Broken& b : cases) {
     json j = to_json(sample_table());
@@ -446,8 +451,11 @@ TEST(TuneProblems, ParseShapeTakesMxNxKOnly) {
   EXPECT_EQ(s->m, 16);
   EXPECT_EQ(s->n, 4096);
   EXPECT_EQ(s->k, 14336);
+  EXPECT_TRUE(parse_shape("2147483647x1x1"));
   for (const char* bad : {"", "16", "16x4096", "16x4096x", "0x1x1", "-1x2x3", "1x2x3x4", "ax2x3",
-                          "1 x2x3", "99999999999999999999x1x1"}) {
+                          "1 x2x3", "99999999999999999999x1x1",
+                          // past what a table holds (2^31 - 1)
+                          "2147483648x1x1", "1x1x2147483648"}) {
     EXPECT_FALSE(parse_shape(bad)) << bad;
   }
 }

@@ -276,7 +276,8 @@ int main(int argc, char** argv) {
   std::string csv;
   std::vector<int> gemm_sms{0};
   app.add_option("--tp", tps, "tensor-parallel sizes (those above the GPU count are skipped)")
-      ->delimiter(',');
+      ->delimiter(',')
+      ->check(CLI::Range(1, 1024));
   app.add_option("--set", set,
                  "projections: issue (8192^3, 16384x28672x8192 AG, "
                  "16384x8192x28672 RS), llm, all")
@@ -289,7 +290,12 @@ int main(int argc, char** argv) {
       ->delimiter(',')
       ->check(CLI::NonNegativeNumber);
   app.add_option("--csv", csv, "write one row per (projection, tp, gemm-sms) to FILE");
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // Usage errors exit 2, as the other tools' do.
+    return app.exit(e) == 0 ? 0 : 2;
+  }
   setenv("NCCL_NVLS_ENABLE", "0", 1);
 
   int gpus = 0;
@@ -302,6 +308,10 @@ int main(int argc, char** argv) {
   std::ofstream out;
   if (!csv.empty()) {
     out.open(csv);
+    if (!out) {
+      std::fprintf(stderr, "tcgemm-dist-bench: could not open %s\n", csv.c_str());
+      return 2;
+    }
     out << "# " << gpus << " x " << prop.name << "\n"
         << "op,tp,M,N,K,gemm_sms,t_gemm_ms,t_comm_ms,t_baseline_ms,t_overlapped_ms,hidden,"
            "overlapped_vs_baseline,rel_err,verified\n";

@@ -16,6 +16,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <functional>
 #include <string>
@@ -40,12 +41,28 @@ bool parse_shape(const std::string& text, Shape* s) {
   long long k = 0;
   char x1 = 0;
   char x2 = 0;
-  if (std::sscanf(text.c_str(), "%lld%c%lld%c%lld", &m, &x1, &n, &x2, &k) != 5 || x1 != 'x' ||
-      x2 != 'x' || m < 1 || n < 1 || k < 1) {
+  int end = 0;
+  if (std::sscanf(text.c_str(), "%lld%c%lld%c%lld%n", &m, &x1, &n, &x2, &k, &end) != 5 ||
+      static_cast<std::size_t>(end) != text.size() || x1 != 'x' || x2 != 'x' || m < 1 || n < 1 ||
+      k < 1) {
     return false;
   }
   *s = {m, n, k};
   return true;
+}
+
+// Writes `text` to `path` (nothing for an empty path): the exit status, 1
+// with a message when the file cannot be written.
+int write_csv(const std::string& path, const std::string& text) {
+  if (path.empty()) return 0;
+  std::ofstream out(path);
+  out << text;
+  out.close();
+  if (!out) {
+    std::fprintf(stderr, "tcgemm-host-overhead: could not write %s\n", path.c_str());
+    return 1;
+  }
+  return 0;
 }
 
 void check(cudaError_t e, const char* what) {
@@ -84,7 +101,11 @@ int main(int argc, char** argv) {
   int batches = 9;
   std::string csv;
   std::string layout = "tn";
-  app.add_option("--shape", shape_texts, "MxNxK (repeatable)");
+  app.add_option("--shape", shape_texts, "MxNxK (repeatable)")
+      ->check([](const std::string& text) {
+        Shape s;
+        return parse_shape(text, &s) ? std::string() : "not a shape MxNxK of integers >= 1";
+      });
   app.add_option("--calls", calls, "calls per timed batch")->check(CLI::Range(1, 100000));
   app.add_option("--batches", batches, "timed batches (median reported)")
       ->check(CLI::Range(1, 1000));
@@ -97,8 +118,17 @@ int main(int argc, char** argv) {
          "instead: the device-to-device copy rate of a buffer of this many MiB (GB/s, "
          "bytes read + written, median of 20 or more cudaMemcpyAsync timed by CUDA events, "
          "rotating through buffer pairs that span 4x the L2, as tcgemm-bench's operand sets)")
-      ->check(CLI::Range(1.0, 16384.0));
-  CLI11_PARSE(app, argc, argv);
+      ->check([](const std::string& text) {
+        // (CLI::Range lets NaN through.)
+        const double mib = std::strtod(text.c_str(), nullptr);
+        return mib >= 1.0 && mib <= 16384.0 ? std::string() : "not a size from 1 to 16384 MiB";
+      });
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // Usage errors exit 2, as tcgemm-bench's and tcgemm-tune's do.
+    return app.exit(e) == 0 ? 0 : 2;
+  }
 
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
@@ -147,10 +177,9 @@ int main(int argc, char** argv) {
         "copy rate, %g MiB device to device: %.1f GB/s (read + written; %zu buffer pairs "
         "in turn)\n",
         copy_mib, rate, pairs);
-    if (!csv.empty()) {
-      std::ofstream(csv) << "copy_mib,gbps\n" << copy_mib << "," << rate << "\n";
-    }
-    return 0;
+    char row[64];
+    std::snprintf(row, sizeof row, "%g,%g\n", copy_mib, rate);
+    return write_csv(csv, std::string("copy_mib,gbps\n") + row);
   }
   cublasHandle_t handle = nullptr;
   if (cublasCreate(&handle) != CUBLAS_STATUS_SUCCESS) {
@@ -219,6 +248,5 @@ int main(int argc, char** argv) {
     if (ws != nullptr) cudaFree(ws);
   }
   cublasDestroy(handle);
-  if (!csv.empty()) std::ofstream(csv) << table;
-  return 0;
+  return write_csv(csv, table);
 }

@@ -196,7 +196,7 @@ int tune_main(int argc, char** argv) {
       ->delimiter(',')
       ->check(CLI::Validator(
           [](std::string& text) {
-            return parse_shape(text) ? std::string() : "not a shape MxNxK of integers >= 1";
+            return parse_shape(text) ? std::string() : "not a shape MxNxK of integers from 1 to 2147483647";
           },
           "MxNxK"));
   app.add_option("--layouts", layout_names, "storage of A, B and C (tcgemm-bench's names)")

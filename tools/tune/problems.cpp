@@ -15,7 +15,8 @@ std::optional<bench::Shape> parse_shape(std::string_view text) {
     const std::string_view part = text.substr(0, end);
     const char* last = part.data() + part.size();
     const std::from_chars_result read = std::from_chars(part.data(), last, dims[i]);
-    if (part.empty() || read.ec != std::errc() || read.ptr != last || dims[i] < 1) {
+    if (part.empty() || read.ec != std::errc() || read.ptr != last || dims[i] < 1 ||
+        dims[i] > kMaxExtent) {
       return std::nullopt;
     }
     text.remove_prefix(i < 2 ? end + 1 : end);

@@ -17,9 +17,9 @@
 
 namespace tcgemm::tune {
 
-// "4096x14336x4096" (M x N x K, each a decimal integer >= 1; an 'X' works
-// too) as a plain shape: tight leading dimensions, no batch, no offset.
-// nullopt for anything else.
+// "4096x14336x4096" (M x N x K, each a decimal integer from 1 to
+// kMaxExtent, what a table holds; an 'X' works too) as a plain shape: tight
+// leading dimensions, no batch, no offset. nullopt for anything else.
 std::optional<bench::Shape> parse_shape(std::string_view text);
 
 struct ProblemList {

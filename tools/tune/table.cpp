@@ -22,11 +22,6 @@ namespace {
 
 using nlohmann::json;
 
-// The bounds cmake/tuned_table.cmake holds the library's table to: M, N, K
-// and the batch count up to 2^31 - 1, K splits up to 65535.
-constexpr std::int64_t kMaxExtent = 2147483647;
-constexpr int kMaxKSplits = 65535;
-
 // cudaMalloc's alignment, which both tools give every operand allocation.
 constexpr std::uintptr_t kAllocationAlignment = 256;
 
@@ -160,11 +155,21 @@ json measured_json(const Measured& m) {
 }
 
 Measured measured_of(const json& j, const std::string& where) {
+  // A time is a positive, finite number of milliseconds: anything else
+  // would turn the report's slowdowns into nonsense.
+  const std::optional<double> ms = optional_member<double>(j, "ms", where);
+  if (ms && !(std::isfinite(*ms) && *ms > 0.0)) {
+    const std::string value = std::isfinite(*ms)  ? json(*ms).dump()
+                              : std::isnan(*ms) ? std::string("NaN")
+                                                : std::string("infinite");
+    throw TableError(where + ": \"ms\" is " + value +
+                     ", not a positive, finite time in milliseconds");
+  }
   // split_tail, flipped: absent in files from before they existed (every
   // tile split; the native orientation).
   return {name_member(j, "config", where, /*any_printable=*/false),
           count_member<int>(j, "k_splits", where, kMaxKSplits),
-          optional_member<double>(j, "ms", where),
+          ms,
           member<std::string>(j, "status", where),
           flag_member(j, "split_tail", where),
           flag_member(j, "flipped", where)};

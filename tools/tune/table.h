@@ -27,6 +27,10 @@ namespace tcgemm::tune {
 // reads and writes. cmake/tuned_table.cmake checks the same two values.
 inline constexpr std::string_view kFormat = "tcgemm-tuned-table";
 inline constexpr int kFormatVersion = 1;
+// The bounds cmake/tuned_table.cmake holds the library's table to: M, N, K
+// and the batch count up to 2^31 - 1, K splits up to 65535.
+inline constexpr std::int64_t kMaxExtent = 2147483647;
+inline constexpr int kMaxKSplits = 65535;
 
 // What a tuned problem is matched on: the embedded table's key
 // (tuned::Entry) without the device, which the file's header gives.
