@@ -1,6 +1,6 @@
 #!/bin/bash
 # Session 14 (2026-12-05): the H200 commands, in the order they ran.
-# Build carried: .carry/s14m.tar.xz = main 5174037 (gitignored; Release,
+# Build carried: .carry/s14m.tar.xz = main f4243c1 (gitignored; Release,
 # sm_90a, `cmake --build --preset release --target tcgemm-bench tcgemm-tune
 # tcgemm-host-overhead tcgemm_gpu_tests`, the four binaries tarred).
 #   bash THIS one      re-tune llm and squares into new.json, then the tcgemm
