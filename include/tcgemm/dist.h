@@ -113,7 +113,7 @@ struct AllGatherGemmArgs {
   std::int64_t k = 0;
   MatrixRef a_shard;   // m_local x K: rows [rank x m_local, (rank + 1) x m_local) of A
   MatrixRef b;         // K x N (this rank's; e.g. its column shard of the weights)
-  MutableMatrixRef c;  // M x N
+  MutableMatrixRef c;  // M x N; may be null where alpha == 0 and beta == 1 (as in gemm)
   float alpha = 1.0f;  // C = alpha x A x B + beta x C
   float beta = 0.0f;
   // P x m_local x K elements of A's dtype, 256-byte aligned: receives every
@@ -137,7 +137,9 @@ struct GemmReduceScatterArgs {
   MatrixRef a_shard;         // M x K_local: this rank's columns of A
   MatrixRef b_shard;         // K_local x N: this rank's rows of B
   // m_local x N: rows [rank x m_local, (rank + 1) x m_local) of the reduced product,
-  // C = alpha x (sum over ranks of A_r x B_r) + beta x C.
+  // C = alpha x (sum over ranks of A_r x B_r) + beta x C. Written by the
+  // ring's last step whatever alpha and beta are where P > 1; with P = 1 as
+  // in gemm (null where alpha == 0 and beta == 1).
   MutableMatrixRef c;
   float alpha = 1.0f;
   float beta = 0.0f;
@@ -151,7 +153,9 @@ struct GemmReduceScatterArgs {
 };
 
 // Errors: kInvalidValue (an argument, named; a mismatch between ranks, with
-// check_peers), kNotSupported / kArchMismatch from the shard GEMMs, kCudaError
+// check_peers), kNotSupported / kArchMismatch from the shard GEMMs (and from
+// all_gather_gemm where a_shard.ld puts its lines further apart than the
+// device's pitched copies reach: 2^31 - 1 bytes on the H100 and H200), kCudaError
 // naming the NCCL or CUDA call that failed. An error before anything is
 // enqueued leaves the caller's memory untouched; a CUDA or NCCL error after
 // leaves the ring's later transfers unposted, so the peers wait: abort the

@@ -235,7 +235,9 @@ Status check_peers(std::string_view op, Context::State& st, const Descriptor& mi
     const auto bits = static_cast<std::uint32_t>(word(rank, w));
     float alpha = 0.0f;
     std::memcpy(&alpha, &bits, sizeof alpha);
-    return std::to_string(alpha);
+    char text[32];  // every digit a float holds: 1e-7 and 2e-7 differ
+    std::snprintf(text, sizeof text, "%.9g", alpha);
+    return std::string(text);
   };
   for (int r = 1; r < st.size; ++r) {
     for (int w = 0; w < kWords; ++w) {
@@ -347,6 +349,32 @@ Status check_rank(std::string_view op, const Context::State& st, cudaStream_t st
   return check_stream_device(op, st, stream);
 }
 
+// The own shard's copy into gathered_a (all_gather_gemm's ring) as one
+// pitched copy where its lines are not back to back: its pitch and width
+// within what the device's copies take (cudaDevAttrMaxPitch; 2^31 - 1 bytes
+// on the H100 and H200), else kNotSupported naming a_shard.ld, on this rank
+// before the ranks agree, so that no rank starts a ring another leaves.
+Status check_shard_copy(std::string_view op, int device, const AllGatherGemmArgs& args) {
+  const bool row_major = args.a_shard.layout == Layout::kRowMajor;
+  const std::int64_t line = row_major ? args.k : args.m_local;
+  const std::int64_t lines = row_major ? args.m_local : args.k;
+  if (lines == 1 || args.a_shard.ld == line) return Status::success();  // one block
+  int max_pitch = 0;
+  TCGEMM_DIST_CUDA(op, cudaDeviceGetAttribute(&max_pitch, cudaDevAttrMaxPitch, device));
+  const auto element = static_cast<std::int64_t>(size_of(args.a_shard.dtype));
+  std::int64_t pitch = 0;
+  if (__builtin_mul_overflow(args.a_shard.ld, element, &pitch) || pitch > max_pitch ||
+      line * element > max_pitch) {
+    return {StatusCode::kNotSupported,
+            std::string(op) + ": a_shard.ld=" + std::to_string(args.a_shard.ld) +
+                " makes the copy of the own shard into gathered_a a pitched copy of lines " +
+                std::to_string(args.a_shard.ld) + " elements apart, past the " +
+                std::to_string(max_pitch) + " bytes the device's copies take (lines " +
+                std::to_string(line) + " elements long, " + std::to_string(lines) + " of them)"};
+  }
+  return Status::success();
+}
+
 // One step's transfers: send `count` elements to the next rank, receive as
 // many from the previous, as one NCCL group (always closed).
 Status post_pair(std::string_view op, Context::State& st, const void* send, void* receive,
@@ -381,10 +409,12 @@ Status all_gather_gemm(Context& ctx, const AllGatherGemmArgs& args, const DistOp
   // gemm_sms SMs while a transfer runs beside it (every step but the last).
   const auto shard = [&](MatrixRef a, int s, int step) {
     MutableMatrixRef c = args.c;
-    c.ptr =
-        offset(args.c.ptr,
-               row_block_offset(args.c.layout == Layout::kRowMajor, args.c.ld, s * args.m_local),
-               args.c.dtype);
+    if (c.ptr != nullptr) {  // (null: alpha 0, beta 1, C untouched)
+      c.ptr =
+          offset(args.c.ptr,
+                 row_block_offset(args.c.layout == Layout::kRowMajor, args.c.ld, s * args.m_local),
+                 args.c.dtype);
+    }
     GemmArgs g =
         shard_gemm(args.m_local, args.n, args.k, a, args.b, c, args.alpha, args.beta, args.stream);
     if (step + 1 < p) g.sm_count = options.gemm_sms;
@@ -402,6 +432,7 @@ Status all_gather_gemm(Context& ctx, const AllGatherGemmArgs& args, const DistOp
     }
     local = check_shards(kOp, shards, options.gemm);
   }
+  if (local.ok()) local = check_shard_copy(kOp, st.device, args);
   const Descriptor mine = descriptor(1, args.m_local, args.k, in, a_layout, 0.0f);
   if (Status s = agree(kOp, ctx, options, local, mine); !s.ok()) return s;
 
@@ -411,12 +442,24 @@ Status all_gather_gemm(Context& ctx, const AllGatherGemmArgs& args, const DistOp
   if (Status s = st.order(kOp, event++, args.stream, st.stream); !s.ok()) return s;
   const auto ring = [&]() -> Status {
     // The rank's own shard into its slot, tight, for the ring to forward.
+    // One block where its lines are back to back (or one line: ld is then
+    // never read); a pitched copy otherwise (its pitch checked against the
+    // device's limit with the rank's other checks).
     const bool row_major = a_layout == Layout::kRowMajor;
-    const std::int64_t width = (row_major ? args.k : args.m_local) * size_of(in);
-    const std::int64_t height = row_major ? args.m_local : args.k;
-    TCGEMM_DIST_CUDA(
-        kOp, cudaMemcpy2DAsync(slot(r), width, args.a_shard.ptr, args.a_shard.ld * size_of(in),
-                               width, height, cudaMemcpyDeviceToDevice, st.stream));
+    const std::int64_t line = row_major ? args.k : args.m_local;
+    const std::int64_t lines = row_major ? args.m_local : args.k;
+    const auto width = static_cast<std::size_t>(line) * size_of(in);
+    if (lines == 1 || args.a_shard.ld == line) {
+      TCGEMM_DIST_CUDA(kOp, cudaMemcpyAsync(slot(r), args.a_shard.ptr,
+                                            width * static_cast<std::size_t>(lines),
+                                            cudaMemcpyDeviceToDevice, st.stream));
+    } else {
+      TCGEMM_DIST_CUDA(kOp, cudaMemcpy2DAsync(slot(r), width, args.a_shard.ptr,
+                                              static_cast<std::size_t>(args.a_shard.ld) *
+                                                  size_of(in),
+                                              width, static_cast<std::size_t>(lines),
+                                              cudaMemcpyDeviceToDevice, st.stream));
+    }
     // Step 0: the own shard, from the caller's memory, under the first
     // transfer.
     if (Status s = gemm(shard(args.a_shard, r, 0), options.gemm); !s.ok()) return s;
@@ -454,8 +497,11 @@ Status gemm_reduce_scatter(Context& ctx, const GemmReduceScatterArgs& args,
   // The partial product of row block b, into `c`, on `sms` SMs (0: all).
   const auto block_gemm = [&](int b, MutableMatrixRef c, float beta, int sms) {
     MatrixRef a = args.a_shard;
-    a.ptr = offset(args.a_shard.ptr, row_block_offset(a_row_major, args.a_shard.ld, b * m_local),
-                   args.a_shard.dtype);
+    // (With alpha 0 A is never read, nor its span checked: no offset.)
+    if (args.alpha != 0.0f) {
+      a.ptr = offset(args.a_shard.ptr, row_block_offset(a_row_major, args.a_shard.ld, b * m_local),
+                     args.a_shard.dtype);
+    }
     GemmArgs g = shard_gemm(m_local, args.n, args.k_local, a, args.b_shard, c, args.alpha, beta,
                             args.stream);
     g.sm_count = sms;

@@ -108,6 +108,8 @@ Status validate(const AllGatherGemmArgs& args, int ranks) {
     s.message += " (gathered_a: " + std::to_string(ranks) + " shards of m_local x k)";
     return s;
   }
+  // C as in gemm: untouched (and may be null) where alpha is 0 and beta 1.
+  if (args.alpha == 0.0f && args.beta == 1.0f) return Status::success();
   return check_written(kOp, m, args.n, args.c);
 }
 
@@ -141,8 +143,11 @@ Status validate(const GemmReduceScatterArgs& args, int ranks) {
     return s;
   }
   // The ring's last step writes C whatever alpha and beta are (the shard
-  // GEMM's check skips C where alpha is 0 and beta 1).
-  if (Status s = check_written(kOp, args.m_local, args.n, args.c); !s.ok()) return s;
+  // GEMM's check skips C where alpha is 0 and beta 1); without a ring (P =
+  // 1) C is the shard GEMM's, as in gemm.
+  if (ranks > 1 || !(args.alpha == 0.0f && args.beta == 1.0f)) {
+    if (Status s = check_written(kOp, args.m_local, args.n, args.c); !s.ok()) return s;
+  }
   // The shard GEMMs read all M rows of A (one m_local-row block a step),
   // where they read A at all.
   if (args.alpha != 0.0f) return check_read(kOp, args.m, args.k_local, args.a_shard);

@@ -204,6 +204,22 @@ TEST(DistValidate, ReduceScatterChecksAllOfAAndItsScratchSize) {
   a.beta = 1.0f;
   a.c.ptr = nullptr;
   expect_invalid(tcgemm::dist::validate(a, 2), "c is a null pointer");
+  // Without a ring (P = 1) C is the one GEMM's, as in gemm: untouched.
+  auto one = scatter_args(1);
+  one.alpha = 0.0f;
+  one.beta = 1.0f;
+  one.c.ptr = nullptr;
+  EXPECT_TRUE(tcgemm::dist::validate(one, 1).ok()) << tcgemm::dist::validate(one, 1).message;
+  one.beta = 0.0f;
+  expect_invalid(tcgemm::dist::validate(one, 1), "c is a null pointer");
+  // The all-gather's C likewise (its ring moves A, not C).
+  auto gather = gather_args();
+  gather.alpha = 0.0f;
+  gather.beta = 1.0f;
+  gather.c.ptr = nullptr;
+  EXPECT_TRUE(tcgemm::dist::validate(gather, 2).ok()) << tcgemm::dist::validate(gather, 2).message;
+  gather.beta = 2.0f;
+  expect_invalid(tcgemm::dist::validate(gather, 2), "c is a null pointer");
   // The four m_local x n fp32 buffers: 2^30 x 2^30 x 4 x 4 bytes wrap 64 bits.
   a = scatter_args();
   a.m_local = std::int64_t{1} << 30;
