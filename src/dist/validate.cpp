@@ -105,6 +105,11 @@ Status validate(const AllGatherGemmArgs& args, int ranks) {
   const MatrixRef gathered{args.gathered_a, args.a_shard.dtype, args.a_shard.layout, slot_ld,
                            args.m_local * args.k};
   if (Status s = check_read(kOp, args.m_local, args.k, gathered, ranks); !s.ok()) {
+    if (s.message.find("spans more bytes") != std::string::npos) {
+      return invalid(kOp, "gathered_a: " + std::to_string(ranks) + " shards of m_local x k (" +
+                              std::to_string(args.m_local) + " x " + std::to_string(args.k) +
+                              ") from gathered_a span more bytes than the address space holds");
+    }
     s.message += " (gathered_a: " + std::to_string(ranks) + " shards of m_local x k)";
     return s;
   }

@@ -184,7 +184,7 @@ TEST(DistValidate, AllGatherChecksAWhateverAlphaAndEveryBufferWhole) {
   a.c.layout = Layout::kColMajor;
   a.c.ld = a.m;
   const tcgemm::Status s = tcgemm::dist::validate(a, 4);
-  expect_invalid(s, "gathered_a");
+  expect_invalid(s, "all_gather_gemm: gathered_a: 4 shards of m_local x k");
 }
 
 TEST(DistValidate, ReduceScatterChecksAllOfAAndItsScratchSize) {
