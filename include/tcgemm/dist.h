@@ -155,7 +155,7 @@ struct GemmReduceScatterArgs {
 // Errors: kInvalidValue (an argument, named; a mismatch between ranks, with
 // check_peers), kNotSupported / kArchMismatch from the shard GEMMs (and from
 // all_gather_gemm where a_shard.ld puts its lines further apart than the
-// device's pitched copies reach: 2^31 - 1 bytes on the H100 and H200), kCudaError
+// device's pitched copies reach, cudaDevAttrMaxPitch bytes), kCudaError
 // naming the NCCL or CUDA call that failed. An error before anything is
 // enqueued leaves the caller's memory untouched; a CUDA or NCCL error after
 // leaves the ring's later transfers unposted, so the peers wait: abort the
