@@ -352,8 +352,8 @@ Status check_rank(std::string_view op, const Context::State& st, cudaStream_t st
 // The own shard's copy into gathered_a (all_gather_gemm's ring) as one
 // pitched copy where its lines are not back to back: its pitch and width
 // within what the device's copies take (cudaDevAttrMaxPitch, bytes), else
-// kNotSupported naming a_shard.ld, on this rank
-// before the ranks agree, so that no rank starts a ring another leaves.
+// kNotSupported naming a_shard.ld, on this rank before the ranks agree, so
+// that no rank starts a ring another leaves.
 Status check_shard_copy(std::string_view op, int device, const AllGatherGemmArgs& args) {
   const bool row_major = args.a_shard.layout == Layout::kRowMajor;
   const std::int64_t line = row_major ? args.k : args.m_local;
