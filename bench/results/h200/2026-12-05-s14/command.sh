@@ -8,6 +8,7 @@
 #                      squares), in one 600-second command
 #   bash THIS final    the GPU suite, the Python package built meanwhile and
 #                      pytest, the heldout set's tcgemm row
+#   bash THIS suite    the GPU suite alone (for a short remaining budget)
 #   bash THIS rest     with new.json: ragged, batched, the eight storage
 #                      orders at 4096 and 8192 (bf16; fp16 tn and ttr), host
 #                      overhead; memcheck and racecheck on the family
@@ -42,6 +43,11 @@ final)
   (cd "$repo" && PYTHONPATH=/tmp/site TCGEMM_REQUIRE_GPU=1 timeout 120 python3 -m pytest -p no:cacheprovider -ra -q python/tests > "$repo/.carry/pytest.log" 2>&1; echo "pytest rc $? at $SECONDS s"); tail -3 pytest.log; pack final
   timeout $((580 - SECONDS)) $b/tcgemm-bench --shapes heldout --layout tn,tnr --kernels tcgemm --seed 7 --csv heldout.csv > /dev/null 2>&1 || echo "FAIL heldout bench"
   echo "heldout bench at $SECONDS s" ;;
+suite)
+  # What a session with under 450 device seconds left can still check: the
+  # GPU suite alone.
+  TCGEMM_REQUIRE_GPU=1 timeout 280 $b/tcgemm_gpu_tests --gtest_filter='-ProdChoices.StreamKTailIsCorrectOnEveryConfig:ProdChoices.StreamKWidenedTailIsCorrectOnEveryConfig' > main-gpu-suite.log 2>&1
+  echo "main suite rc $? at $SECONDS s"; grep -E "^\[  PASSED|^\[  FAILED|FAILED  \]" main-gpu-suite.log | tail -5 ;;
 rest)
   t="--tuned-table new.json"
   timeout 60 $b/tcgemm-bench --shapes ragged --kernels tcgemm --seed 7 $t --csv ragged.csv > /dev/null 2>&1 || echo "FAIL ragged"
