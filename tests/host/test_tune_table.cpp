@@ -446,17 +446,17 @@ TEST(TuneNames, FileSlugOfGpuNames) {
 }
 
 TEST(TuneProblems, ParseShapeTakesMxNxKOnly) {
-  const std::optional<bench::Shape> s = parse_shape("16x4096X14336");
+  const std::optional<bench::Shape> s = bench::parse_shape("16x4096X14336");
   ASSERT_TRUE(s);
   EXPECT_EQ(s->m, 16);
   EXPECT_EQ(s->n, 4096);
   EXPECT_EQ(s->k, 14336);
-  EXPECT_TRUE(parse_shape("2147483647x1x1"));
+  EXPECT_TRUE(bench::parse_shape("2147483647x1x1"));
   for (const char* bad : {"", "16", "16x4096", "16x4096x", "0x1x1", "-1x2x3", "1x2x3x4", "ax2x3",
                           "1 x2x3", "99999999999999999999x1x1",
                           // past what a table holds (2^31 - 1)
                           "2147483648x1x1", "1x1x2147483648"}) {
-    EXPECT_FALSE(parse_shape(bad)) << bad;
+    EXPECT_FALSE(bench::parse_shape(bad)) << bad;
   }
 }
 

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <cstddef>
 #include <cstdint>
+#include <system_error>
 
 namespace tcgemm::bench {
 namespace {
@@ -139,6 +141,23 @@ std::optional<DType> parse_dtype(std::string_view name) {
     if (name == to_string(d)) return d;
   }
   return std::nullopt;
+}
+
+std::optional<Shape> parse_shape(std::string_view text) {
+  std::int64_t dims[3] = {0, 0, 0};
+  for (int i = 0; i < 3; ++i) {
+    const std::size_t end = i < 2 ? text.find_first_of("xX") : text.size();
+    if (end == std::string_view::npos) return std::nullopt;
+    const std::string_view part = text.substr(0, end);
+    const char* last = part.data() + part.size();
+    const std::from_chars_result read = std::from_chars(part.data(), last, dims[i]);
+    if (part.empty() || read.ec != std::errc() || read.ptr != last || dims[i] < 1 ||
+        dims[i] > kMaxShapeExtent) {
+      return std::nullopt;
+    }
+    text.remove_prefix(i < 2 ? end + 1 : end);
+  }
+  return Shape{.m = dims[0], .n = dims[1], .k = dims[2]};
 }
 
 std::int64_t tight_ld(std::int64_t rows, std::int64_t cols, Layout layout) {

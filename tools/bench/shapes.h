@@ -60,6 +60,15 @@ std::string layouts_name(const OperandLayouts& layouts);
 // "bf16", "fp16", "fp32" -> DType.
 std::optional<DType> parse_dtype(std::string_view name);
 
+// The largest M, N or K parse_shape takes: 2^31 - 1, what a tuned table
+// holds (cmake/tuned_table.cmake).
+inline constexpr std::int64_t kMaxShapeExtent = 2147483647;
+
+// "4096x14336x4096" (M x N x K, each a decimal integer from 1 to
+// kMaxShapeExtent; an 'X' works too) as a plain shape: tight leading
+// dimensions, no batch, no offset. nullopt for anything else.
+std::optional<Shape> parse_shape(std::string_view text);
+
 // Everything that defines one benchmarked GEMM except the buffers.
 struct Problem {
   std::int64_t m = 0;

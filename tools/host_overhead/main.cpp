@@ -23,33 +23,12 @@
 #include <vector>
 
 #include "measure.h"
+#include "shapes.h"
 #include "testing/testing.h"
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-struct Shape {
-  std::int64_t m = 0;
-  std::int64_t n = 0;
-  std::int64_t k = 0;
-};
-
-bool parse_shape(const std::string& text, Shape* s) {
-  long long m = 0;
-  long long n = 0;
-  long long k = 0;
-  char x1 = 0;
-  char x2 = 0;
-  int end = 0;
-  if (std::sscanf(text.c_str(), "%lld%c%lld%c%lld%n", &m, &x1, &n, &x2, &k, &end) != 5 ||
-      static_cast<std::size_t>(end) != text.size() || x1 != 'x' || x2 != 'x' || m < 1 || n < 1 ||
-      k < 1) {
-    return false;
-  }
-  *s = {m, n, k};
-  return true;
-}
 
 // Writes `text` to `path` (nothing for an empty path): the exit status, 1
 // with a message when the file cannot be written.
@@ -103,8 +82,9 @@ int main(int argc, char** argv) {
   std::string layout = "tn";
   app.add_option("--shape", shape_texts, "MxNxK (repeatable)")
       ->check([](const std::string& text) {
-        Shape s;
-        return parse_shape(text, &s) ? std::string() : "not a shape MxNxK of integers >= 1";
+        return tcgemm::bench::parse_shape(text) ? std::string()
+                                                : "not a shape MxNxK of integers from 1 to "
+                                                  "2147483647";
       });
   app.add_option("--calls", calls, "calls per timed batch")->check(CLI::Range(1, 100000));
   app.add_option("--batches", batches, "timed batches (median reported)")
@@ -190,11 +170,7 @@ int main(int argc, char** argv) {
   std::printf("%-18s %-6s %10s %12s %11s %8s\n", "shape", "layout", "gemm us", "plan run us",
               "cuBLAS us", "plan/cb");
   for (const std::string& text : shape_texts) {
-    Shape s;
-    if (!parse_shape(text, &s)) {
-      std::fprintf(stderr, "tcgemm-host-overhead: --shape %s is not MxNxK\n", text.c_str());
-      return 2;
-    }
+    const tcgemm::bench::Shape s = *tcgemm::bench::parse_shape(text);  // checked above
     const bool row_c = layout == "tnr";
     void* a = nullptr;
     void* b = nullptr;

@@ -196,7 +196,7 @@ int tune_main(int argc, char** argv) {
       ->delimiter(',')
       ->check(CLI::Validator(
           [](std::string& text) {
-            return parse_shape(text) ? std::string() : "not a shape MxNxK of integers from 1 to 2147483647";
+            return bench::parse_shape(text) ? std::string() : "not a shape MxNxK of integers from 1 to 2147483647";
           },
           "MxNxK"));
   app.add_option("--layouts", layout_names, "storage of A, B and C (tcgemm-bench's names)")
@@ -292,7 +292,7 @@ int tune_main(int argc, char** argv) {
     const std::vector<bench::Shape> set = *bench::shape_set(name);
     shapes.insert(shapes.end(), set.begin(), set.end());
   }
-  for (const std::string& text : shape_texts) shapes.push_back(*parse_shape(text));
+  for (const std::string& text : shape_texts) shapes.push_back(*bench::parse_shape(text));
   if (shapes.empty() && !report_only) {
     std::fprintf(stderr, "tcgemm-tune: nothing to tune: give --shapes SET or --shape MxNxK\n");
     return kExitUsage;

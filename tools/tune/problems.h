@@ -17,11 +17,6 @@
 
 namespace tcgemm::tune {
 
-// "4096x14336x4096" (M x N x K, each a decimal integer from 1 to
-// kMaxExtent, what a table holds; an 'X' works too) as a plain shape: tight
-// leading dimensions, no batch, no offset. nullopt for anything else.
-std::optional<bench::Shape> parse_shape(std::string_view text);
-
 struct ProblemList {
   std::vector<bench::Problem> problems;  // alpha = 1, beta = 0
   std::vector<ShapeKey> keys;            // keys[i] = key_of(problems[i]); all distinct

@@ -29,7 +29,7 @@ inline constexpr std::string_view kFormat = "tcgemm-tuned-table";
 inline constexpr int kFormatVersion = 1;
 // The bounds cmake/tuned_table.cmake holds the library's table to: M, N, K
 // and the batch count up to 2^31 - 1, K splits up to 65535.
-inline constexpr std::int64_t kMaxExtent = 2147483647;
+inline constexpr std::int64_t kMaxExtent = bench::kMaxShapeExtent;
 inline constexpr int kMaxKSplits = 65535;
 
 // What a tuned problem is matched on: the embedded table's key
