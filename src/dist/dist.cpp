@@ -349,16 +349,28 @@ Status check_rank(std::string_view op, const Context::State& st, cudaStream_t st
   return check_stream_device(op, st, stream);
 }
 
-// The own shard's copy into gathered_a (all_gather_gemm's ring) as one
-// pitched copy where its lines are not back to back: its pitch and width
-// within what the device's copies take (cudaDevAttrMaxPitch, bytes), else
-// kNotSupported naming a_shard.ld, on this rank before the ranks agree, so
-// that no rank starts a ring another leaves.
-Status check_shard_copy(std::string_view op, int device, const AllGatherGemmArgs& args) {
+// How all_gather_gemm copies the rank's own shard into gathered_a: as one
+// block, or as a pitched copy of `lines` lines of `line` elements.
+struct ShardCopy {
+  std::int64_t line;   // elements of a line: K row-major, m_local column-major
+  std::int64_t lines;  // the other extent
+  bool one_block;      // lines back to back (or one line: ld is never read)
+};
+
+ShardCopy shard_copy(const AllGatherGemmArgs& args) {
   const bool row_major = args.a_shard.layout == Layout::kRowMajor;
   const std::int64_t line = row_major ? args.k : args.m_local;
   const std::int64_t lines = row_major ? args.m_local : args.k;
-  if (lines == 1 || args.a_shard.ld == line) return Status::success();  // one block
+  return {line, lines, lines == 1 || args.a_shard.ld == line};
+}
+
+// A pitched shard copy's pitch and width within what the device's copies
+// take (cudaDevAttrMaxPitch, bytes), else kNotSupported naming a_shard.ld,
+// on this rank before the ranks agree, so that no rank starts a ring
+// another leaves.
+Status check_shard_copy(std::string_view op, int device, const AllGatherGemmArgs& args) {
+  const auto [line, lines, one_block] = shard_copy(args);
+  if (one_block) return Status::success();
   int max_pitch = 0;
   TCGEMM_DIST_CUDA(op, cudaDeviceGetAttribute(&max_pitch, cudaDevAttrMaxPitch, device));
   const auto element = static_cast<std::int64_t>(size_of(args.a_shard.dtype));
@@ -441,15 +453,12 @@ Status all_gather_gemm(Context& ctx, const AllGatherGemmArgs& args, const DistOp
   // shard, gathered_a's last readers).
   if (Status s = st.order(kOp, event++, args.stream, st.stream); !s.ok()) return s;
   const auto ring = [&]() -> Status {
-    // The rank's own shard into its slot, tight, for the ring to forward.
-    // One block where its lines are back to back (or one line: ld is then
-    // never read); a pitched copy otherwise (its pitch checked against the
-    // device's limit with the rank's other checks).
-    const bool row_major = a_layout == Layout::kRowMajor;
-    const std::int64_t line = row_major ? args.k : args.m_local;
-    const std::int64_t lines = row_major ? args.m_local : args.k;
+    // The rank's own shard into its slot, tight, for the ring to forward:
+    // one block, or a pitched copy (its pitch checked against the device's
+    // limit with the rank's other checks).
+    const auto [line, lines, one_block] = shard_copy(args);
     const auto width = static_cast<std::size_t>(line) * size_of(in);
-    if (lines == 1 || args.a_shard.ld == line) {
+    if (one_block) {
       TCGEMM_DIST_CUDA(kOp, cudaMemcpyAsync(slot(r), args.a_shard.ptr,
                                             width * static_cast<std::size_t>(lines),
                                             cudaMemcpyDeviceToDevice, st.stream));
