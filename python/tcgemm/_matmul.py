@@ -270,8 +270,7 @@ def matmul(a, b, *, out=None, alpha=1.0, beta=0.0, out_dtype=None, stream=None, 
     function = "tcgemm.matmul"
     key = None
     if out is None and stream is None and kernel is None and type(beta) in (int, float) and \
-            beta == 0.0 and (out_dtype is None or isinstance(out_dtype, str) or
-                             _hashable(out_dtype)):
+            beta == 0.0 and _hashable(out_dtype):
         key, result = _torch_fast(function, a, b, alpha, out_dtype)
         if result is not None:
             return result
