@@ -2,15 +2,18 @@
 // load correctly on this GPU. One case per process (an illegal instruction
 // ends the CUDA context), chosen by its index:
 //
-//   tcgemm-tma-probe CASE [MODE]      (CASE 0..7, MODE shifted | aligned)
+//   tcgemm-tma-probe CASE [MODE [SWIZZLE]]
+//       CASE 0..7, MODE shifted | aligned, SWIZZLE 128 (default) | 64 | 32 |
+//       none (64-column boxes) | none16 (8-column boxes: one 16-byte chunk)
 //
 // Every case maps the matrix (256 rows of K = 300 bf16 elements, `ld` apart,
 // `offset` elements past a 256-byte-aligned allocation) as `classes` tensor
 // maps: map j covers rows j, j + classes, ... (a row stride of classes * ld
 // elements, a multiple of 16 bytes), its base the 16-byte boundary at or
 // below row j's start, its inner extent K + the shift that leaves. One CTA
-// loads a 64 x 16 box of every map (128-byte swizzle) at three column and
-// three row coordinates and checks each element against the host's copy
+// loads a 16-row box of every map (64 columns, 128-byte swizzle, unless
+// SWIZZLE says otherwise: a box as wide as the swizzle span) at three
+// column and three row coordinates and checks each element against the host's copy
 // (zero past the matrix).
 //   MODE shifted: the boxes start at column c0 + shift, where row j's
 //                 elements begin (a box start off 16 bytes whenever shift
@@ -33,7 +36,7 @@ namespace {
 
 constexpr int kRows = 256;
 constexpr int kK = 300;  // not a multiple of 64: the last box runs past the row
-constexpr int kBoxCols = 64;
+constexpr int kMaxBoxCols = 64;
 constexpr int kBoxRows = 16;
 constexpr int kMaxClasses = 8;
 
@@ -70,14 +73,16 @@ __device__ std::uint32_t smem_address(const void* p) {
 
 // Loads box (col0 + shift[j], row0) of each of `classes` maps into shared
 // memory, waits on one mbarrier, and writes the boxes out unswizzled:
-// out[(j * kBoxRows + r) * kBoxCols + c].
+// out[(j * kBoxRows + r) * box_cols + c]. swizzle_mask: the 16-byte chunk
+// bits the swizzle XORs with the 128-byte line's (7, 3, 1; 0 for none).
 __global__ void load_boxes(const __grid_constant__ Maps maps, int classes, int col0, int row0,
-                           const int* shift, std::uint16_t* out) {
+                           const int* shift, int box_cols, unsigned swizzle_mask,
+                           std::uint16_t* out) {
   extern __shared__ std::uint8_t raw[];
   std::uint8_t* const tile = reinterpret_cast<std::uint8_t*>(
       (reinterpret_cast<std::uintptr_t>(raw) + 1023) & ~std::uintptr_t{1023});
   __shared__ alignas(8) std::uint64_t full;
-  constexpr int kBoxBytes = kBoxRows * kBoxCols * 2;
+  const int box_bytes = kBoxRows * box_cols * 2;
   if (threadIdx.x == 0) {
     asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smem_address(&full)));
     asm volatile("fence.mbarrier_init.release.cluster;");
@@ -86,11 +91,11 @@ __global__ void load_boxes(const __grid_constant__ Maps maps, int classes, int c
   if (threadIdx.x == 0) {
     asm volatile(
         "mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_address(&full)),
-        "r"(kBoxBytes * classes));
+        "r"(box_bytes * classes));
     for (int j = 0; j < classes; ++j) {
       asm volatile(
           "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
-          " [%0], [%1, {%2, %3}], [%4];" ::"r"(smem_address(tile + j * kBoxBytes)),
+          " [%0], [%1, {%2, %3}], [%4];" ::"r"(smem_address(tile + j * box_bytes)),
           "l"(&maps.map[j]), "r"(col0 + shift[j]), "r"(row0), "r"(smem_address(&full))
           : "memory");
     }
@@ -103,12 +108,12 @@ __global__ void load_boxes(const __grid_constant__ Maps maps, int classes, int c
         : "=r"(done)
         : "r"(smem_address(&full)));
   }
-  // 128-byte swizzle: the 16-byte chunk index of row r is XORed with r % 8.
-  for (int i = threadIdx.x; i < classes * kBoxRows * kBoxCols; i += blockDim.x) {
-    const int r = i / kBoxCols;
-    const int c = i % kBoxCols;
-    const int chunk = (c / 8) ^ (r % 8);
-    out[i] = *reinterpret_cast<const std::uint16_t*>(tile + r * 128 + chunk * 16 + (c % 8) * 2);
+  // The swizzle XORs the 16-byte chunk bits of a byte offset (4 and up)
+  // with its 128-byte line's low bits (the tile is 1024-byte aligned).
+  for (int i = threadIdx.x; i < classes * kBoxRows * box_cols; i += blockDim.x) {
+    const unsigned offset = static_cast<unsigned>(i) * 2;
+    const unsigned swizzled = offset ^ (((offset >> 7) & swizzle_mask) << 4);
+    out[i] = *reinterpret_cast<const std::uint16_t*>(tile + swizzled);
   }
 }
 
@@ -121,9 +126,29 @@ using EncodeTiled = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, 
 
 int main(int argc, char** argv) {
   const int n_cases = static_cast<int>(sizeof kCases / sizeof kCases[0]);
-  if (argc < 2 || argc > 3 || std::atoi(argv[1]) < 0 || std::atoi(argv[1]) >= n_cases ||
-      (argc == 3 && std::strcmp(argv[2], "shifted") != 0 && std::strcmp(argv[2], "aligned") != 0)) {
-    std::printf("usage: %s CASE [shifted|aligned]   (CASE 0..%d)\n", argv[0], n_cases - 1);
+  struct Swizzle {
+    const char* name;
+    CUtensorMapSwizzle mode;
+    int box_cols;
+    unsigned mask;
+  };
+  constexpr Swizzle kSwizzles[] = {{"128", CU_TENSOR_MAP_SWIZZLE_128B, 64, 7},
+                                   {"64", CU_TENSOR_MAP_SWIZZLE_64B, 32, 3},
+                                   {"32", CU_TENSOR_MAP_SWIZZLE_32B, 16, 1},
+                                   {"none", CU_TENSOR_MAP_SWIZZLE_NONE, 64, 0},
+                                   {"none16", CU_TENSOR_MAP_SWIZZLE_NONE, 8, 0}};
+  const Swizzle* sw = &kSwizzles[0];
+  if (argc == 4) {
+    sw = nullptr;
+    for (const Swizzle& candidate : kSwizzles) {
+      if (std::strcmp(argv[3], candidate.name) == 0) sw = &candidate;
+    }
+  }
+  if (argc < 2 || argc > 4 || std::atoi(argv[1]) < 0 || std::atoi(argv[1]) >= n_cases ||
+      (argc >= 3 && std::strcmp(argv[2], "shifted") != 0 && std::strcmp(argv[2], "aligned") != 0) ||
+      sw == nullptr) {
+    std::printf("usage: %s CASE [shifted|aligned [128|64|32|none|none16]]   (CASE 0..%d)\n",
+                argv[0], n_cases - 1);
     for (int i = 0; i < n_cases; ++i) std::printf("  %d: %s\n", i, kCases[i].name);
     return 2;
   }
@@ -160,11 +185,11 @@ int main(int argc, char** argv) {
     const cuuint64_t dims[2] = {static_cast<cuuint64_t>(kK + shift[j]),
                                 static_cast<cuuint64_t>((kRows - j + cs.classes - 1) / cs.classes)};
     const cuuint64_t strides[1] = {static_cast<cuuint64_t>(cs.ld) * 2 * cs.classes};
-    const cuuint32_t box[2] = {kBoxCols, kBoxRows};
+    const cuuint32_t box[2] = {static_cast<cuuint32_t>(sw->box_cols), kBoxRows};
     const cuuint32_t steps[2] = {1, 1};
     const CUresult r =
         encode(&maps.map[j], CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, reinterpret_cast<void*>(base),
-               dims, strides, box, steps, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+               dims, strides, box, steps, CU_TENSOR_MAP_INTERLEAVE_NONE, sw->mode,
                CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     if (r != CUDA_SUCCESS) {
       std::printf("%s: encoding map %d failed (%d)\n", cs.name, j, static_cast<int>(r));
@@ -177,28 +202,31 @@ int main(int argc, char** argv) {
   CHECK_CUDA(cudaMalloc(&device_shift, kMaxClasses * sizeof(int)));
   CHECK_CUDA(
       cudaMemcpy(device_shift, used.data(), kMaxClasses * sizeof(int), cudaMemcpyHostToDevice));
-  const std::size_t out_elements = static_cast<std::size_t>(cs.classes) * kBoxRows * kBoxCols;
+  const int box_cols = sw->box_cols;
+  const std::size_t out_elements = static_cast<std::size_t>(cs.classes) * kBoxRows * box_cols;
   std::uint16_t* out = nullptr;
   CHECK_CUDA(cudaMalloc(&out, out_elements * 2));
-  const int smem = 1024 + kMaxClasses * kBoxRows * kBoxCols * 2;
+  const int smem = 1024 + kMaxClasses * kBoxRows * kMaxBoxCols * 2;
   CHECK_CUDA(cudaFuncSetAttribute(load_boxes, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
 
   int wrong = 0;
   for (const int col0 : {0, 64, 256}) {
     for (const int row0 : {0, 2, 15}) {
       CHECK_CUDA(cudaMemset(out, 0xff, out_elements * 2));
-      load_boxes<<<1, 128, smem>>>(maps, cs.classes, col0, row0, device_shift, out);
+      load_boxes<<<1, 128, smem>>>(maps, cs.classes, col0, row0, device_shift, box_cols,
+                                   sw->mask, out);
       const cudaError_t err = cudaDeviceSynchronize();
       if (err != cudaSuccess) {
-        std::printf("%s, %s boxes: column %d, row %d: %s\n", cs.name,
-                    shifted ? "shifted" : "aligned", col0, row0, cudaGetErrorString(err));
+        std::printf("%s, %s boxes, swizzle %s: column %d, row %d: %s\n", cs.name,
+                    shifted ? "shifted" : "aligned", sw->name, col0, row0,
+                    cudaGetErrorString(err));
         return 1;
       }
       std::vector<std::uint16_t> got(out_elements);
       CHECK_CUDA(cudaMemcpy(got.data(), out, out_elements * 2, cudaMemcpyDeviceToHost));
       for (int j = 0; j < cs.classes; ++j) {
         for (int r = 0; r < kBoxRows; ++r) {
-          for (int c = 0; c < kBoxCols; ++c) {
+          for (int c = 0; c < box_cols; ++c) {
             // The map's column x holds the row's element x - shift[j].
             const int row = j + cs.classes * (row0 + r);
             const int col = col0 + used[j] + c - shift[j];
@@ -206,13 +234,13 @@ int main(int argc, char** argv) {
                                            ? host[static_cast<std::size_t>(cs.offset) +
                                                   static_cast<std::size_t>(row) * cs.ld + col]
                                            : 0;
-            if (got[(static_cast<std::size_t>(j) * kBoxRows + r) * kBoxCols + c] != want) ++wrong;
+            if (got[(static_cast<std::size_t>(j) * kBoxRows + r) * box_cols + c] != want) ++wrong;
           }
         }
       }
     }
   }
-  std::printf("%s, %s boxes: %s (%d wrong elements)\n", cs.name, shifted ? "shifted" : "aligned",
-              wrong == 0 ? "correct" : "WRONG", wrong);
+  std::printf("%s, %s boxes, swizzle %s: %s (%d wrong elements)\n", cs.name,
+              shifted ? "shifted" : "aligned", sw->name, wrong == 0 ? "correct" : "WRONG", wrong);
   return wrong == 0 ? 0 : 1;
 }

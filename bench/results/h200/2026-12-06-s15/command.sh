@@ -7,7 +7,8 @@
 #                      row against cuBLAS with it (llm beside the copy rate,
 #                      squares), in one 600-second command
 #   bash THIS final    the GPU suite, the Python package built meanwhile and
-#                      pytest, the heldout set's tcgemm row
+#                      pytest, the heldout set's tcgemm row; the TMA box-start
+#                      probe in every swizzle mode beside them
 #   bash THIS suite    the GPU suite alone (for a short remaining budget)
 #   bash THIS rest     with new.json: ragged, batched, the eight storage
 #                      orders at 4096 and 8192 (bf16; fp16 tn and ttr), host
@@ -37,6 +38,10 @@ final)
       --no-build-isolation --no-deps --target /tmp/site -Cbuild-dir=/tmp/pybuild "$repo" > pip.log 2>&1
     echo "pip rc $? in $((SECONDS - t0)) s" >> pip.log ) &
   pip_pid=$!
+  # Which TMA box starts load (every case, mode and swizzle; one process
+  # each, an illegal instruction ends only its own context), beside the rest.
+  ( for sw in 128 64 32 none none16; do for mode in shifted aligned; do for c in 0 1 2 3 4 5 6 7; do
+      timeout 20 $b/tcgemm-tma-probe $c $mode $sw; echo "  (exit $?)"; done; done; done > tma-probe.txt 2>&1 ) &
   TCGEMM_REQUIRE_GPU=1 timeout 300 $b/tcgemm_gpu_tests --gtest_filter='-ProdChoices.StreamKTailIsCorrectOnEveryConfig:ProdChoices.StreamKWidenedTailIsCorrectOnEveryConfig' > main-gpu-suite.log 2>&1
   echo "main suite rc $? at $SECONDS s"; grep -E "^\[  PASSED|^\[  FAILED|FAILED  \]" main-gpu-suite.log | tail -5; pack final
   wait $pip_pid; tail -1 pip.log
