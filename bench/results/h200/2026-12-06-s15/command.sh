@@ -10,6 +10,8 @@
 #                      pytest, the heldout set's tcgemm row; the TMA box-start
 #                      probe in every swizzle mode beside them
 #   bash THIS suite    the GPU suite alone (for a short remaining budget)
+#   bash THIS ld       4096^3 at padded leading dimensions under each TMA L2
+#                      promotion (experiment build s15x), ncu's L2 counts
 #   bash THIS rest     with new.json: ragged, batched, the eight storage
 #                      orders at 4096 and 8192 (bf16; fp16 tn and ttr), host
 #                      overhead; memcheck and racecheck on the family
@@ -69,5 +71,21 @@ rest)
     TCGEMM_REQUIRE_GPU=1 timeout $lim compute-sanitizer --tool $tool $b/tcgemm_gpu_tests --gtest_filter='ProdSweep.SanitizerSubsetIsCorrectAndTouchesOnlyC:ProdChoices.StagedEpilogueSanitizerSubset:ProdRepack.TwoJobsInOneLaunch' > $tool.log 2>&1
     echo "$tool rc $? at $SECONDS s"; grep "SUMMARY" $tool.log | tail -1
   done ;;
+ld)
+  # 4096^3 with padded leading dimensions (rows 128-byte aligned or not),
+  # under each L2 promotion of the tensor maps (an experiment build,
+  # .carry/s15x.tar.xz: tcgemm-bench-promo reads TCGEMM_X_PROMOTION), then
+  # ncu's L2 counts for ld 4096 and 4104 on the same build as main.
+  { [[ -d s15x ]] || tar xJf s15x.tar.xz; }
+  for p in 256 128 0; do for ld in 4096 4104 4112 4160; do
+    TCGEMM_X_PROMOTION=$p timeout 30 s15x/tcgemm-bench-promo --m 4096 --n 4096 --k 4096 --lda $ld --ldb $ld --ldc $ld --kernels tcgemm --seed 7 --csv ld-$ld-promo-$p.csv > /dev/null 2>&1 || echo "FAIL ld $ld promo $p"
+  done; done
+  echo "ld sweep at $SECONDS s"; pack ld
+  for ld in 4096 4104; do
+    timeout 100 ncu --clock-control none --kernel-name-base demangled --kernel-name regex:prod --launch-skip 4 --launch-count 1 \
+      --metrics gpu__time_duration.sum,lts__t_sectors_op_read.sum,lts__t_requests_op_read.sum,dram__bytes_read.sum,lts__t_sector_hit_rate.pct,lts__throughput.avg.pct_of_peak_sustained_elapsed,sm__throughput.avg.pct_of_peak_sustained_elapsed \
+      s15x/tcgemm-bench --m 4096 --n 4096 --k 4096 --lda $ld --ldb $ld --ldc $ld --kernels prod-128x256 --warmup 3 --iters 3 > ncu-ld-$ld.txt 2>&1 || echo "FAIL ncu $ld"
+  done
+  echo "ncu at $SECONDS s" ;;
 esac
 gpu; pack $1
