@@ -10,6 +10,8 @@
 #                      pytest, the heldout set's tcgemm row; the TMA box-start
 #                      probe in every swizzle mode beside them
 #   bash THIS suite    the GPU suite alone (for a short remaining budget)
+#   bash THIS llm      `one` cut to about 400 s: the llm set re-tuned, the
+#                      copy rates, the llm row with the new table
 #   bash THIS ld       4096^3 at padded leading dimensions under each TMA L2
 #                      promotion (experiment build s15x), ncu's L2 counts
 #   bash THIS rest     with new.json: ragged, batched, the eight storage
@@ -71,6 +73,15 @@ rest)
     TCGEMM_REQUIRE_GPU=1 timeout $lim compute-sanitizer --tool $tool $b/tcgemm_gpu_tests --gtest_filter='ProdSweep.SanitizerSubsetIsCorrectAndTouchesOnlyC:ProdChoices.StagedEpilogueSanitizerSubset:ProdRepack.TwoJobsInOneLaunch' > $tool.log 2>&1
     echo "$tool rc $? at $SECONDS s"; grep "SUMMARY" $tool.log | tail -1
   done ;;
+llm)
+  # `one` cut to what about 400 device seconds hold: the llm set re-tuned,
+  # the copy rates, the llm set's tcgemm row with the new table.
+  timeout 190 $b/tcgemm-tune --shapes llm --dtype bf16 --layouts tn,tnr --out new.json > tune.log 2>&1
+  echo "tune at $SECONDS s"; grep "heuristic vs" tune.log; pack llm
+  for mib in 1024 16 56 224; do $b/tcgemm-host-overhead --copy-rate $mib >> copy-rate.txt 2>&1; done
+  echo "copy at $SECONDS s"; pack llm
+  timeout $((400 - SECONDS)) $b/tcgemm-bench --shapes llm --layout tn,tnr --kernels tcgemm --seed 7 --tuned-table new.json --csv llm.csv > /dev/null 2>&1 || echo "FAIL llm"
+  echo "llm at $SECONDS s" ;;
 ld)
   # 4096^3 with padded leading dimensions (rows 128-byte aligned or not),
   # under each L2 promotion of the tensor maps (an experiment build,
