@@ -76,7 +76,7 @@ rest)
 llm)
   # `one` cut to what about 400 device seconds hold: the llm set re-tuned,
   # the copy rates, the llm set's tcgemm row with the new table.
-  timeout 190 $b/tcgemm-tune --shapes llm --dtype bf16 --layouts tn,tnr --out new.json > tune.log 2>&1
+  timeout 190 $b/tcgemm-tune --shapes llm --dtype bf16 --layouts tn,tnr --warmup 2 --reps 5 --long-reps 3 --long-ms 5 --out new.json > tune.log 2>&1
   echo "tune at $SECONDS s"; grep "heuristic vs" tune.log; pack llm
   for mib in 1024 16 56 224; do $b/tcgemm-host-overhead --copy-rate $mib >> copy-rate.txt 2>&1; done
   echo "copy at $SECONDS s"; pack llm
