@@ -82,6 +82,21 @@ Status encode(const void* base, DType dtype, std::uint32_t rank, const std::uint
       return {StatusCode::kNotSupported, "TMA dimensions are limited to 2^32 elements"};
     }
   }
+  // L2 promotion: a miss fetches 256 bytes, unless the row pitch is at
+  // least that and not a multiple of it; then 128. A box row is 128 bytes
+  // (64 16-bit elements), and at such a pitch most rows start off a
+  // 128-byte line: on the H100, 4096^3 with ld = 4104 (a pitch 16 bytes
+  // past 8192) took 0.217 ms with 256-byte promotion and 0.187 with
+  // 128-byte or none (0.176 at ld 4096; cuBLAS 0.183-0.186), its L2 read
+  // requests 2.2x and DRAM reads 1.37x those at ld 4096 (ncu); at pitches
+  // that are multiples of 256 bytes the two timed the same
+  // (bench/results/h100/2026-12-06-s15/ld/). Rows narrower than 256 bytes
+  // lie packed, and a 256-byte fetch reads on into the next ones.
+  const std::uint64_t pitch = rank > 1 ? strides[0] * elem : 0;
+  const CUtensorMapL2promotion promotion =
+      pitch >= kL2PromotionBytes && pitch % kL2PromotionBytes != 0
+          ? CU_TENSOR_MAP_L2_PROMOTION_L2_128B
+          : CU_TENSOR_MAP_L2_PROMOTION_L2_256B;
   EncodeTiledFn encode_fn = encode_tiled_fn();
   if (encode_fn == nullptr) {
     return {StatusCode::kCudaError, "cuTensorMapEncodeTiled is not available from the CUDA driver"};
@@ -100,7 +115,7 @@ Status encode(const void* base, DType dtype, std::uint32_t rank, const std::uint
   const CUresult result =
       encode_fn(map, tma_dtype(dtype), rank, const_cast<void*>(base), global_dims, global_strides,
                 box_dims, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,
-                CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+                promotion, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (result != CUDA_SUCCESS) {
     return {StatusCode::kCudaError, "cuTensorMapEncodeTiled failed with CUresult " +
                                         std::to_string(static_cast<int>(result))};

@@ -47,6 +47,9 @@ struct TensorMap3d {
 // under 2^40 bytes, dimensions up to 2^32 elements.
 inline constexpr std::uint64_t kTmaAlignmentBytes = 16;
 inline constexpr std::uint64_t kTmaMaxStrideBytes = std::uint64_t{1} << 40;
+// The L2 fetch a TMA load's miss is promoted to, unless the map's row pitch
+// is at least this and not a multiple of it (then 128 bytes: tensor_map.cpp).
+inline constexpr std::uint64_t kL2PromotionBytes = 256;
 inline constexpr std::uint64_t kTmaMaxGlobalDim = std::uint64_t{1} << 32;
 
 constexpr bool tma_stride_ok(std::uint64_t bytes) {

@@ -100,3 +100,20 @@ ld)
   echo "ncu at $SECONDS s" ;;
 esac
 gpu; pack $1
+# promo: L2 promotion by stride (.carry/s15p.tar.xz: the build with 128-byte
+# promotion where a stride is off 256 bytes) against main's build (s15), the
+# ragged set and padded leading dimensions in one command, then the family's
+# and the API's GPU tests on the new build.
+if [[ $1 == promo ]]; then
+  { [[ -d s15p ]] || tar xJf s15p.tar.xz; }
+  for build in s15 s15p s15 s15p; do
+    n=$((n + 1))
+    timeout 30 $build/tcgemm-bench --shapes ragged --kernels tcgemm --seed 7 --csv ragged-$build-$n.csv > /dev/null 2>&1 || echo "FAIL ragged $build"
+    for ld in 4104 4112 4160; do
+      timeout 20 $build/tcgemm-bench --m 4096 --n 4096 --k 4096 --lda $ld --ldb $ld --ldc $ld --kernels tcgemm --seed 7 --csv ld-$ld-$build-$n.csv > /dev/null 2>&1 || echo "FAIL ld $ld $build"
+    done
+  done
+  echo "benches at $SECONDS s"; pack promo
+  TCGEMM_REQUIRE_GPU=1 timeout $((200 - SECONDS)) s15p/tcgemm_gpu_tests --gtest_filter='Prod*:GemmApi*:GemmPlan*:Tensor*:Tma*-ProdChoices.StreamKTailIsCorrectOnEveryConfig:ProdChoices.StreamKWidenedTailIsCorrectOnEveryConfig' --gtest_brief=1 > promo-tests.log 2>&1
+  echo "tests rc $? at $SECONDS s"; tail -3 promo-tests.log; gpu; pack promo
+fi
