@@ -88,10 +88,12 @@ Status encode(const void* base, DType dtype, std::uint32_t rank, const std::uint
   // 128-byte line: on the H100, 4096^3 with ld = 4104 (a pitch 16 bytes
   // past 8192) took 0.217 ms with 256-byte promotion and 0.187 with
   // 128-byte or none (0.176 at ld 4096; cuBLAS 0.183-0.186), its L2 read
-  // requests 2.2x and DRAM reads 1.37x those at ld 4096 (ncu); at pitches
-  // that are multiples of 256 bytes the two timed the same
-  // (bench/results/h100/2026-12-06-s15/ld/). Rows narrower than 256 bytes
-  // lie packed, and a 256-byte fetch reads on into the next ones.
+  // requests 2.2x and DRAM reads 1.37x those at ld 4096 (ncu); at ld 4112
+  // (32 bytes past) 256-byte promotion cost 1%, at ld 4096 and 4160 (a
+  // multiple of 256 bytes, and of 128 only) nothing
+  // (bench/results/h100/2026-12-06-s15/ld/). So 256 stays only where every
+  // row starts at the same offset in its 256 bytes. Rows narrower than 256
+  // bytes lie packed, and a 256-byte fetch reads on into the next ones.
   const std::uint64_t pitch = rank > 1 ? strides[0] * elem : 0;
   const CUtensorMapL2promotion promotion =
       pitch >= kL2PromotionBytes && pitch % kL2PromotionBytes != 0

@@ -97,12 +97,14 @@ int main(int argc, char** argv) {
          "--copy-rate", copy_mib,
          "instead: the device-to-device copy rate of a buffer of this many MiB (GB/s, "
          "bytes read + written, median of 20 or more samples of cudaMemcpyAsync timed by "
-         "CUDA events, several copies a sample below 64 MiB, rotating through buffer pairs that "
+         "CUDA events, a sample at least 64 MiB of copies, rotating through buffer pairs that "
          "span 4x the L2, as tcgemm-bench's operand sets)")
       ->check([](const std::string& text) {
         // (CLI::Range lets NaN through.)
         const double mib = std::strtod(text.c_str(), nullptr);
-        return mib >= 1.0 && mib <= 16384.0 ? std::string() : "not a size from 1 to 16384 MiB";
+        // (Under 8 MiB a copy ends sooner than the host enqueues the next,
+        // so the loop below would time the host.)
+        return mib >= 8.0 && mib <= 16384.0 ? std::string() : "not a size from 8 to 16384 MiB";
       });
   try {
     app.parse(argc, argv);
@@ -137,11 +139,13 @@ int main(int argc, char** argv) {
       check(cudaMemset(src[p], 1, bytes), "cudaMemset");
     }
     // As tcgemm-bench times its rows: the whole loop is enqueued before an
-    // event is read, so the stream never waits on the host, and a sample of
-    // a small buffer holds several copies (at least 64 MiB moved), so that
-    // neither an event pair's overhead nor a launch gap enters the rate.
-    // 3 untimed copies, then at least 20 samples and a copy from every pair.
-    const std::size_t per_sample = std::max<std::size_t>(1, (std::size_t{64} << 20) / bytes);
+    // event is read, so the host runs ahead of the stream (a copy of 8 MiB
+    // or more outlasts an enqueue), and a sample of a buffer under 64 MiB
+    // holds several copies (64 MiB or more moved), so that an event pair's
+    // overhead does not enter the rate. 3 untimed copies, then at least 20
+    // samples and a copy from every pair.
+    constexpr std::size_t kSampleBytes = std::size_t{64} << 20;
+    const std::size_t per_sample = (kSampleBytes + bytes - 1) / bytes;
     const std::size_t samples =
         std::max<std::size_t>(20, (pairs + per_sample - 1) / per_sample);
     std::vector<cudaEvent_t> events(samples + 1, nullptr);
