@@ -95,10 +95,9 @@ Status encode(const void* base, DType dtype, std::uint32_t rank, const std::uint
   // row starts at the same offset in its 256 bytes. Rows narrower than 256
   // bytes lie packed, and a 256-byte fetch reads on into the next ones.
   const std::uint64_t pitch = rank > 1 ? strides[0] * elem : 0;
-  const CUtensorMapL2promotion promotion =
-      pitch >= kL2PromotionBytes && pitch % kL2PromotionBytes != 0
-          ? CU_TENSOR_MAP_L2_PROMOTION_L2_128B
-          : CU_TENSOR_MAP_L2_PROMOTION_L2_256B;
+  const CUtensorMapL2promotion promotion = l2_promotion_bytes(pitch) == 128
+                                               ? CU_TENSOR_MAP_L2_PROMOTION_L2_128B
+                                               : CU_TENSOR_MAP_L2_PROMOTION_L2_256B;
   EncodeTiledFn encode_fn = encode_tiled_fn();
   if (encode_fn == nullptr) {
     return {StatusCode::kCudaError, "cuTensorMapEncodeTiled is not available from the CUDA driver"};

@@ -17,6 +17,7 @@
 #include "kernels/prod/problem.h"
 #include "plan/device_spec.h"
 #include "plan/prod_plan.h"
+#include "tensor_map.h"
 
 namespace {
 
@@ -942,3 +943,19 @@ TEST(ProdProblem, CopiesTooLargeToCountDoNotFit) {
 }
 
 }  // namespace
+
+// A map's L2 fetch: 256 bytes unless its rows are 256 bytes or more apart
+// and off a multiple of 256 (padded leading dimensions: docs/hopper-notes.md).
+TEST(TensorMapPromotion, FollowsTheRowPitch) {
+  constexpr std::uint64_t kBf16 = 2;
+  EXPECT_EQ(tcgemm::l2_promotion_bytes(4096 * kBf16), 256u);  // ld 4096
+  EXPECT_EQ(tcgemm::l2_promotion_bytes(4104 * kBf16), 128u);  // ld 4104: 16 bytes past 8192
+  EXPECT_EQ(tcgemm::l2_promotion_bytes(4112 * kBf16), 128u);
+  EXPECT_EQ(tcgemm::l2_promotion_bytes(4160 * kBf16), 128u);  // a multiple of 128 only
+  EXPECT_EQ(tcgemm::l2_promotion_bytes(14336 * kBf16), 256u);
+  // Rows narrower than 256 bytes lie packed: a 256-byte fetch reads on.
+  EXPECT_EQ(tcgemm::l2_promotion_bytes(8 * kBf16), 256u);
+  EXPECT_EQ(tcgemm::l2_promotion_bytes(120 * kBf16), 256u);
+  EXPECT_EQ(tcgemm::l2_promotion_bytes(136 * kBf16), 128u);
+  EXPECT_EQ(tcgemm::l2_promotion_bytes(0), 256u);  // a one-row map
+}
