@@ -763,6 +763,10 @@ std::vector<ClassCase> class_cases() {
       c = make_case(121, 57, 33, o, in, in, ++seed);
       c.beta = 2.0f;
       add("ragged M, N, K", c);
+      // A K-major operand's rows repacked to a 128-byte pitch (2049 -> 2112
+      // elements: prod::repacked_ld past kRepackLineFrom).
+      c = make_case(72, 40, 2049, o, in, in, ++seed);
+      add("odd K past 2048", c);
     }
   }
   return out;

@@ -16,6 +16,9 @@
 //     inner + 1, inner + 3, inner + 8} x 12 values of inner (every width of
 //     lane group the kernel picks, one and several blocks along a line) x
 //     outer {1, 3, 17} x batch entries {1, 3} (batch stride outer * ld + 5)
+//   ProdRepack.PaddingPastASixteenByteRoundIsZero  ld_dst rounded to whole
+//     128-byte lines (the family's pitch for long lines: 4100 -> 4160), and
+//     8 chunks past the 16-byte round
 //   ProdRepack.ManyLines  more lines than a job's 65535 rows of blocks cover
 //     (a second pass over them)
 //   ProdRepack.TwoJobsInOneLaunch  two operands of different widths and line
@@ -66,12 +69,14 @@ struct RepackCase {
   std::int64_t entries = 1;
   std::int64_t stride = 0;
   std::uint64_t salt = 0;  // varies the values (two jobs of one shape hold different data)
+  std::int64_t ld_dst = 0;  // 0: inner rounded up to 8 elements
 };
 
 std::string describe(const RepackCase& c) {
   return "offset " + std::to_string(c.offset) + " inner " + std::to_string(c.inner) + " outer " +
          std::to_string(c.outer) + " ld " + std::to_string(c.ld) + " entries " +
-         std::to_string(c.entries) + " stride " + std::to_string(c.stride);
+         std::to_string(c.entries) + " stride " + std::to_string(c.stride) +
+         (c.ld_dst > 0 ? " ld_dst " + std::to_string(c.ld_dst) : std::string());
 }
 
 // One case's source and poisoned destination on the device, and its job.
@@ -97,7 +102,7 @@ PreparedCase prepare(const RepackCase& c) {
       }
     }
   }
-  p.job.ld_dst = (c.inner + 7) / 8 * 8;
+  p.job.ld_dst = c.ld_dst > 0 ? c.ld_dst : (c.inner + 7) / 8 * 8;
   p.job.stride_dst = c.outer * p.job.ld_dst;
   p.all = kGuardElements + c.entries * p.job.stride_dst + kGuardElements;
   p.src = DeviceBuffer(static_cast<std::size_t>(src_elements) * 2);
@@ -215,6 +220,31 @@ TEST_F(ProdRepack, EveryAlignmentLdAndBatch) {
     }
   }
   EXPECT_EQ(failed, 0) << failed << " of " << cases << " cases failed (the first 20 above)";
+}
+
+TEST_F(ProdRepack, PaddingPastASixteenByteRoundIsZero) {
+  // The family pads a long line to a whole 128-byte line
+  // (prod::repacked_ld: 4100 -> 4160), 60 zeros where rounding to 16 bytes
+  // leaves 4; and 4168, 8 chunks past the 16-byte round.
+  int failed = 0;
+  for (const std::int64_t ld_dst : {std::int64_t{4160}, std::int64_t{4168}}) {
+    for (int offset : {0, 3}) {
+      RepackCase c;
+      c.offset = offset;
+      c.inner = 4100;
+      c.outer = 5;
+      c.ld = 4101;
+      c.entries = 2;
+      c.stride = c.outer * c.ld + 5;
+      c.ld_dst = ld_dst;
+      const std::string failure = run_case(c);
+      if (!failure.empty()) {
+        ++failed;
+        ADD_FAILURE() << describe(c) << ": " << failure;
+      }
+    }
+  }
+  EXPECT_EQ(failed, 0);
 }
 
 TEST_F(ProdRepack, ManyLines) {

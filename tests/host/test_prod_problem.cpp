@@ -267,6 +267,26 @@ TEST(ProdProblem, AnOddLeadingDimensionIsRepackedIntoAlignedScratch) {
   EXPECT_EQ(tcgemm::prod::scratch_bytes(p), (a_bytes + 255) / 256 * 256 + b_bytes);
 }
 
+TEST(ProdProblem, ALongRepackedRowStartsOnA128ByteLine) {
+  // K = 4100 (lda = 4101, odd: repacked): 4100 rounds to 4160, a whole
+  // number of 128-byte lines, not to 4104; short rows only to 16 bytes.
+  GemmArgs args = problem(512, 512, 4100, kRow, kCol, kCol);
+  args.a.ld = 4101;
+  auto p = tcgemm::prod::canonicalize(args);
+  ASSERT_EQ(p.a.path, OperandPath::kRepack);
+  EXPECT_EQ(tcgemm::prod::repacked_ld(p.a), 4160);
+  args = problem(512, 512, 33, kRow, kCol, kCol);
+  p = tcgemm::prod::canonicalize(args);
+  ASSERT_EQ(p.a.path, OperandPath::kRepack);
+  EXPECT_EQ(tcgemm::prod::repacked_ld(p.a), 40);
+  args = problem(512, 512, 2047, kRow, kCol, kCol);
+  p = tcgemm::prod::canonicalize(args);
+  EXPECT_EQ(tcgemm::prod::repacked_ld(p.a), 2048);  // under 2048: 16 bytes
+  args = problem(512, 512, 2049, kRow, kCol, kCol);
+  p = tcgemm::prod::canonicalize(args);
+  EXPECT_EQ(tcgemm::prod::repacked_ld(p.a), 2112);
+}
+
 TEST(ProdProblem, BatchStridesDecideAlignmentAndAZeroStrideSharesOneMatrix) {
   GemmArgs args = problem(64, 64, 64, kRow, kCol, kCol);
   args.batch_count = 3;

@@ -85,7 +85,14 @@ Problem canonicalize(const GemmArgs& args, bool flipped) {
   return p;
 }
 
-std::int64_t repacked_ld(const OperandView& v) { return round_up(v.inner, 8); }
+std::int64_t repacked_ld(const OperandView& v) {
+  // 16 bytes for TMA; past kRepackLineFrom elements a whole 128-byte line,
+  // so that no box row straddles two (two L2 requests each): on the H100,
+  // 4096^3 streamed at ld 4104 took 0.187 ms against 0.177 at ld 4160, both
+  // with 128-byte promotion (bench/results/h100/2026-12-06-s15/ld/), for at
+  // most 63 elements (3%) more scratch a row.
+  return round_up(v.inner, v.inner >= kRepackLineFrom ? kRepackLineElements : 8);
+}
 
 std::int64_t repacked_stride(const OperandView& v) {
   return v.shared ? 0 : repacked_ld(v) * v.outer;

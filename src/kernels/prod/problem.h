@@ -84,7 +84,11 @@ struct Problem {
 Problem canonicalize(const GemmArgs& args, bool flipped = false);
 
 // The dense, 16-byte-aligned copy a kRepack operand is streamed from: ld
-// rounded up to 8 elements, batch entries back to back (one when shared).
+// rounded up to 8 elements, and from kRepackLineFrom elements a row up to
+// kRepackLineElements (a 128-byte line of 16-bit elements); batch entries
+// back to back (one when shared).
+inline constexpr std::int64_t kRepackLineElements = 64;
+inline constexpr std::int64_t kRepackLineFrom = 2048;
 std::int64_t repacked_ld(const OperandView& v);
 std::int64_t repacked_stride(const OperandView& v);
 std::size_t repacked_bytes(const OperandView& v, std::int64_t batch_count);
