@@ -47,6 +47,12 @@ struct TensorMap3d {
 // under 2^40 bytes, dimensions up to 2^32 elements.
 inline constexpr std::uint64_t kTmaAlignmentBytes = 16;
 inline constexpr std::uint64_t kTmaMaxStrideBytes = std::uint64_t{1} << 40;
+inline constexpr std::uint64_t kTmaMaxGlobalDim = std::uint64_t{1} << 32;
+
+constexpr bool tma_stride_ok(std::uint64_t bytes) {
+  return bytes % kTmaAlignmentBytes == 0 && bytes < kTmaMaxStrideBytes;
+}
+
 // The bytes a TMA load's L2 miss is promoted to for a map whose rows are
 // `pitch_bytes` apart: 256, or 128 where the pitch is at least 256 bytes
 // and not a multiple of 256 (most rows then start off a 128-byte line, and
@@ -54,11 +60,6 @@ inline constexpr std::uint64_t kTmaMaxStrideBytes = std::uint64_t{1} << 40;
 // tensor_map.cpp).
 constexpr std::uint64_t l2_promotion_bytes(std::uint64_t pitch_bytes) {
   return pitch_bytes >= 256 && pitch_bytes % 256 != 0 ? 128 : 256;
-}
-inline constexpr std::uint64_t kTmaMaxGlobalDim = std::uint64_t{1} << 32;
-
-constexpr bool tma_stride_ok(std::uint64_t bytes) {
-  return bytes % kTmaAlignmentBytes == 0 && bytes < kTmaMaxStrideBytes;
 }
 
 // Encodes `view` into *map. Out-of-bounds box elements load as zeros.
