@@ -163,8 +163,30 @@ __device__ __forceinline__ void load_a_fragments(std::uint32_t a_stage, int g, i
   }
 }
 
-template <bool kRowClass>
+// The two halves of the experiment apart: how A is loaded (one swizzled box,
+// or the 8 row-class boxes) and how the consumers feed wgmma (A from shared
+// memory by descriptor, or from registers loaded as the row classes lie).
+// The mixed kinds compute nothing meaningful (their C is not checked); they
+// time one half's cost with the other half as the aligned form has it.
+enum class Kind { kSs, kRowClass, kClassLoadOnly, kRegistersOnly };
+constexpr bool loads_classes(Kind k) { return k == Kind::kRowClass || k == Kind::kClassLoadOnly; }
+constexpr bool feeds_registers(Kind k) {
+  return k == Kind::kRowClass || k == Kind::kRegistersOnly;
+}
+constexpr const char* name_of(Kind k) {
+  switch (k) {
+    case Kind::kSs: return "ss";
+    case Kind::kRowClass: return "rowclass";
+    case Kind::kClassLoadOnly: return "class loads, A by descriptor (C not meaningful)";
+    case Kind::kRegistersOnly: return "one A box, A from registers (C not meaningful)";
+  }
+  return "";
+}
+
+template <Kind kKind>
 __global__ void __launch_bounds__(kThreads, 1) probe_kernel(const __grid_constant__ Params p) {
+  constexpr bool kClassBoxes = loads_classes(kKind);
+  constexpr bool kRowClass = feeds_registers(kKind);
   extern __shared__ std::uint8_t smem_raw[];
   Smem& s = *reinterpret_cast<Smem*>(
       (reinterpret_cast<std::uintptr_t>(smem_raw) + 1023) & ~std::uintptr_t{1023});
@@ -185,7 +207,7 @@ __global__ void __launch_bounds__(kThreads, 1) probe_kernel(const __grid_constan
   if (wg == 0) {
     ptx::setmaxnreg_dec<40>();
     if (threadIdx.x != 0) return;
-    constexpr std::uint32_t tx = (kRowClass ? kRowClassATx : kSsABytes) + kBBytes;
+    constexpr std::uint32_t tx = (kClassBoxes ? kRowClassATx : kSsABytes) + kBBytes;
     int stage = 0;
     std::uint32_t phase = 0;
     for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
@@ -194,7 +216,7 @@ __global__ void __launch_bounds__(kThreads, 1) probe_kernel(const __grid_constan
         ptx::mbarrier_wait_parity(&s.empty[stage], phase ^ 1);
         ptx::mbarrier_arrive_expect_tx(&s.full[stage], tx);
         ptx::tma_load_2d(s.b[stage], &p.b, &s.full[stage], kt * kBK, tile.n0);
-        if constexpr (kRowClass) {
+        if constexpr (kClassBoxes) {
 #pragma unroll
           for (int c = 0; c < kClasses; ++c) {
             ptx::tma_load_2d(s.a[stage] + class_box_offset(c), &p.a[c], &s.full[stage], kt * kBK,
@@ -338,20 +360,9 @@ void check(const tcgemm::Status& st, const char* what) {
   }
 }
 
-template <bool kRowClass>
-double run(const Params& p, int reps, const bf16* ref, std::size_t c_elems, bool* ok) {
-  const int smem = static_cast<int>(sizeof(Smem)) + 1024;
-  check(cudaFuncSetAttribute(probe_kernel<kRowClass>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                             smem),
-        "cudaFuncSetAttribute");
-  int sms = 0;
-  check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), "attribute");
-  const int tiles = (p.m / kBM) * (p.n / kBN);
-  const int grid = std::min(sms, tiles);
-  check(cudaMemset(p.c, 0xff, c_elems * sizeof(bf16)), "poison C");
-  probe_kernel<kRowClass><<<grid, kThreads, smem>>>(p);
-  check(cudaGetLastError(), "launch");
-  check(cudaDeviceSynchronize(), "kernel");
+// C against the reference, element for element.
+template <Kind kKind>
+void check_c(const Params& p, const bf16* ref, std::size_t c_elems, bool* ok) {
   std::vector<bf16> got(c_elems), want(c_elems);
   check(cudaMemcpy(got.data(), p.c, c_elems * sizeof(bf16), cudaMemcpyDeviceToHost), "copy C");
   check(cudaMemcpy(want.data(), ref, c_elems * sizeof(bf16), cudaMemcpyDeviceToHost), "copy ref");
@@ -359,23 +370,40 @@ double run(const Params& p, int reps, const bf16* ref, std::size_t c_elems, bool
   for (std::size_t i = 0; i < c_elems; ++i) {
     if (__bfloat162float(got[i]) != __bfloat162float(want[i])) {
       if (wrong < 5) {
-        std::printf("  %s: C[%zu][%zu] = %g, reference %g\n", kRowClass ? "rowclass" : "ss",
+        std::printf("  %s: C[%zu][%zu] = %g, reference %g\n", name_of(kKind),
                     i / p.n, i % p.n, __bfloat162float(got[i]), __bfloat162float(want[i]));
       }
       ++wrong;
     }
   }
   if (wrong != 0) {
-    std::printf("  %s: %zu of %zu elements wrong\n", kRowClass ? "rowclass" : "ss", wrong, c_elems);
+    std::printf("  %s: %zu of %zu elements wrong\n", name_of(kKind), wrong, c_elems);
     *ok = false;
   }
+}
+
+template <Kind kKind>
+double run(const Params& p, int reps, const bf16* ref, std::size_t c_elems, bool* ok) {
+  const int smem = static_cast<int>(sizeof(Smem)) + 1024;
+  check(cudaFuncSetAttribute(probe_kernel<kKind>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             smem),
+        "cudaFuncSetAttribute");
+  int sms = 0;
+  check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), "attribute");
+  const int tiles = (p.m / kBM) * (p.n / kBN);
+  const int grid = std::min(sms, tiles);
+  check(cudaMemset(p.c, 0xff, c_elems * sizeof(bf16)), "poison C");
+  probe_kernel<kKind><<<grid, kThreads, smem>>>(p);
+  check(cudaGetLastError(), "launch");
+  check(cudaDeviceSynchronize(), "kernel");
+  if (kKind == Kind::kSs || kKind == Kind::kRowClass) check_c<kKind>(p, ref, c_elems, ok);
   cudaEvent_t e0, e1;
   check(cudaEventCreate(&e0), "event");
   check(cudaEventCreate(&e1), "event");
   std::vector<float> ms;
   for (int i = 0; i < reps + 3; ++i) {
     check(cudaEventRecord(e0), "record");
-    probe_kernel<kRowClass><<<grid, kThreads, smem>>>(p);
+    probe_kernel<kKind><<<grid, kThreads, smem>>>(p);
     check(cudaEventRecord(e1), "record");
     check(cudaEventSynchronize(e1), "sync");
     float t = 0;
@@ -469,8 +497,10 @@ int main(int argc, char** argv) {
   ss.c = rc.c = c;
 
   bool ok = true;
-  const double ms_ss = run<false>(ss, reps, ref, c_elems, &ok);
-  const double ms_rc = run<true>(rc, reps, ref, c_elems, &ok);
+  const double ms_ss = run<Kind::kSs>(ss, reps, ref, c_elems, &ok);
+  const double ms_rc = run<Kind::kRowClass>(rc, reps, ref, c_elems, &ok);
+  const double ms_loads = run<Kind::kClassLoadOnly>(rc, reps, ref, c_elems, &ok);
+  const double ms_regs = run<Kind::kRegistersOnly>(ss, reps, ref, c_elems, &ok);
   const double flop = 2.0 * m * n * static_cast<double>(k);
   std::printf("M=%d N=%d K=%d lda=%d offset=%d (shifts", m, n, k, lda, offset);
   for (int cls = 0; cls < kClasses; ++cls) std::printf(" %d", rc.shift[cls]);
@@ -479,5 +509,7 @@ int main(int argc, char** argv) {
               flop / ms_ss * 1e-9, lda_aligned);
   std::printf("  rowclass  %.4f ms  %.1f TFLOP/s\n", ms_rc, flop / ms_rc * 1e-9);
   std::printf("  rowclass / ss time: %.3f  %s\n", ms_rc / ms_ss, ok ? "(both exact)" : "WRONG");
+  std::printf("  %s / ss time: %.3f\n", name_of(Kind::kClassLoadOnly), ms_loads / ms_ss);
+  std::printf("  %s / ss time: %.3f\n", name_of(Kind::kRegistersOnly), ms_regs / ms_ss);
   return ok ? 0 : 1;
 }

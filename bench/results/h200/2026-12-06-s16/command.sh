@@ -20,7 +20,7 @@ export LD_LIBRARY_PATH=/usr/local/cuda/lib64
 export PATH=/usr/local/cuda/bin:$PATH
 repo=$PWD
 cd .carry && { [[ -f s16/tcgemm-bench ]] || tar xJf s16.tar.xz; }
-{ [[ -f s16probe.tar.xz && ! -f s16/tcgemm-rowclass-probe ]] && tar xJf s16probe.tar.xz; }
+{ [[ -f s16probe.tar.xz ]] && tar xJf s16probe.tar.xz; }
 b=s16
 t=""; [[ -f new.json ]] && t="--tuned-table new.json"  # the table `one` tuned, once it has
 gpu() { nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv,noheader >> gpu-$1.txt; }
@@ -43,7 +43,7 @@ check)
       --no-build-isolation --no-deps --target /tmp/site -Cbuild-dir=/tmp/pybuild "$repo" > pip.log 2>&1
     echo "pip rc $? in $((SECONDS - t0)) s" >> pip.log ) &
   pip_pid=$!
-  for a in "--k 4093 --lda 4093" "--k 4096 --lda 4097" "--k 4096 --lda 4096 --offset 1" "--k 4096 --lda 4096" "--k 8192 --lda 8191 --m 8192 --n 8192"; do
+  for a in "--k 4093 --lda 4093" "--k 4096 --lda 4097" "--k 4096 --lda 4096 --offset 1" "--k 4096 --lda 4096" "--k 8191 --lda 8191 --m 8192 --n 8192"; do
     timeout 60 $b/tcgemm-rowclass-probe $a --reps 30 >> rowclass.txt 2>&1 || echo "FAIL rowclass $a" >> rowclass.txt
   done
   echo "rowclass at $SECONDS s"; cat rowclass.txt; pack check
@@ -70,3 +70,22 @@ layouts)
   echo "heldout at $SECONDS s" ;;
 esac
 gpu $1; pack $1
+# probe: the row-class probe alone (its four kinds: ss, rowclass, and each
+# half of rowclass beside the aligned form's other half).
+if [[ $1 == probe ]]; then
+  for a in "--k 4093 --lda 4093" "--k 4096 --lda 4096 --offset 1" "--k 4096 --lda 4096"; do
+    timeout 60 $b/tcgemm-rowclass-probe $a --reps 30 >> rowclass-kinds.txt 2>&1 || echo "FAIL rowclass $a" >> rowclass-kinds.txt
+  done
+  cat rowclass-kinds.txt; pack probe
+fi
+# h100ab: on an H100, the llm set's tcgemm row with the committed H100
+# table (embedded) and with the table `one` tuned there (.carry/h100-new.json),
+# one after the other, then the squares the same way while time is left.
+if [[ $1 == h100ab ]]; then
+  timeout 120 $b/tcgemm-bench --shapes llm --layout tn,tnr --kernels tcgemm --seed 7 --csv llm-committed.csv > /dev/null 2>&1 || echo "FAIL llm committed"
+  timeout 120 $b/tcgemm-bench --shapes llm --layout tn,tnr --kernels tcgemm --seed 7 --tuned-table h100-new.json --csv llm-new.csv > /dev/null 2>&1 || echo "FAIL llm new"
+  echo "llm at $SECONDS s"; pack h100ab
+  timeout 60 $b/tcgemm-bench --shapes square --layout tn --kernels tcgemm --seed 7 --csv square-committed.csv > /dev/null 2>&1 || echo "FAIL square committed"
+  timeout 60 $b/tcgemm-bench --shapes square --layout tn --kernels tcgemm --seed 7 --tuned-table h100-new.json --csv square-new.csv > /dev/null 2>&1 || echo "FAIL square new"
+  echo "square at $SECONDS s"; gpu h100ab; pack h100ab
+fi
