@@ -1,7 +1,7 @@
 // tcgemm-rowclass-probe: can A stream straight from a row-major matrix whose
 // rows start off 16 bytes (odd lda, or a base pointer off 16 bytes), with
 // no repack, and keep the aligned mainloop's rate? Two kernels that differ
-// only in how A reaches the tensor cores, and two that mix their halves:
+// only in how A reaches the tensor cores, and four that take them apart:
 //
 //   ss        A as one 128-byte-swizzled TMA box per k-tile, read by wgmma
 //             from shared memory (the production family's way); needs an
@@ -20,21 +20,26 @@
 //   class loads, A by descriptor   rowclass's loads, ss's consumers
 //   one A box, A from registers    ss's load, rowclass's consumers (shift 0)
 //             (the mixed kinds compute nothing meaningful: timed only)
+//   ss with A as 8 boxes of 16 rows   ss's layout in 8 TMA loads a k-tile,
+//             as many as the row classes take (exact)
+//   class loads of 16 rows, A by descriptor   the class boxes without the
+//             bank spread (no extra rows; timed only)
 //
 // All: 128 x 256 tiles, BK 64, 4 stages, a producer warp and two consumer
 // warpgroups, persistent over the tiles in groups of 16 along M, B K-major
 // and aligned (as a repacked B would be), C bf16 row-major written from
 // registers (the same code in all). M and N are multiples of 128 and 256;
-// K and lda are anything. ss's and rowclass's output is checked element
+// K and lda are anything. Each exact kind's output is checked element
 // for element against a CUDA-core reference on small integers (exact in
 // fp32), C poisoned before; then each kind is timed: median of --reps
-// launches (CUDA events, one launch a sample), the kinds one after another.
+// launches (CUDA events, one launch a sample), every kind in turn, --rounds
+// times over.
 // The tensor maps take the library's L2 promotion rule (src/tensor_map.h):
 // a class map's row pitch is 16 x lda bytes, so at an lda that is a
 // multiple of 16 elements its 144-byte boxes are promoted to 256 bytes.
 //
 //   tcgemm-rowclass-probe [--m 4096] [--n 4096] [--k 4093] [--lda 4093]
-//                         [--offset 0] [--reps 30]
+//                         [--offset 0] [--reps 30] [--rounds 2]
 //
 // Prints each kind's time against ss's. Exit 1 on a wrong element.
 // docs/production.md ("Why the repacked shapes stop near 0.8 of aligned")
@@ -73,7 +78,9 @@ constexpr int kClassPitch = kClassCols * 2;      // bytes per box row (144)
 constexpr int kGroupM = 16;                      // tiles along M per group of the order
 constexpr int kThreads = 384;                    // producer warpgroup + 2 consumers
 
-constexpr int class_box_rows(int c) { return kClassRows + c; }
+// Box c of the row-class kinds starts c class-rows early (the bank
+// spread; "plain" kinds load 16 rows, no spread).
+constexpr int class_box_rows(int c, bool spread = true) { return kClassRows + (spread ? c : 0); }
 constexpr int round_up(int x, int to) { return (x + to - 1) / to * to; }
 // Box c's offset in a stage's A region (each box 128-byte aligned).
 constexpr int class_box_offset(int c) {
@@ -83,12 +90,11 @@ constexpr int class_box_offset(int c) {
 }
 constexpr int kRowClassABytes = class_box_offset(kClasses);
 // Bytes the 8 class boxes bring (a TMA load counts its whole box).
-constexpr int row_class_tx() {
+constexpr std::uint32_t row_class_tx(bool spread) {
   int bytes = 0;
-  for (int c = 0; c < kClasses; ++c) bytes += class_box_rows(c) * kClassPitch;
-  return bytes;
+  for (int c = 0; c < kClasses; ++c) bytes += class_box_rows(c, spread) * kClassPitch;
+  return static_cast<std::uint32_t>(bytes);
 }
-constexpr std::uint32_t kRowClassATx = row_class_tx();
 constexpr int kSsABytes = kBM * kBK * 2;
 constexpr int kABytes = round_up(std::max(kRowClassABytes, kSsABytes), 1024);
 constexpr int kBBytes = kBN * kBK * 2;
@@ -175,8 +181,24 @@ __device__ __forceinline__ void load_a_fragments(std::uint32_t a_stage, int g, i
 // memory by descriptor, or from registers loaded as the row classes lie).
 // The mixed kinds compute nothing meaningful (their C is not checked); they
 // time one half's cost with the other half as the aligned form has it.
-enum class Kind { kSs, kRowClass, kClassLoadOnly, kRegistersOnly };
-constexpr bool loads_classes(Kind k) { return k == Kind::kRowClass || k == Kind::kClassLoadOnly; }
+// Two more take the loads apart: ss's A as 8 boxes of 16 rows (the same
+// swizzled layout, so exact; 8 TMA issues a k-tile as the row classes
+// have) and the class boxes without the bank spread (16 rows each).
+enum class Kind {
+  kSs,
+  kRowClass,
+  kClassLoadOnly,
+  kRegistersOnly,
+  kSsEightBoxes,
+  kClassLoadPlain
+};
+constexpr bool loads_classes(Kind k) {
+  return k == Kind::kRowClass || k == Kind::kClassLoadOnly || k == Kind::kClassLoadPlain;
+}
+constexpr bool spreads_classes(Kind k) { return k != Kind::kClassLoadPlain; }
+constexpr bool is_checked(Kind k) {
+  return k == Kind::kSs || k == Kind::kRowClass || k == Kind::kSsEightBoxes;
+}
 constexpr bool feeds_registers(Kind k) {
   return k == Kind::kRowClass || k == Kind::kRegistersOnly;
 }
@@ -186,6 +208,9 @@ constexpr const char* name_of(Kind k) {
     case Kind::kRowClass: return "rowclass";
     case Kind::kClassLoadOnly: return "class loads, A by descriptor (C not meaningful)";
     case Kind::kRegistersOnly: return "one A box, A from registers (C not meaningful)";
+    case Kind::kSsEightBoxes: return "ss with A as 8 boxes of 16 rows";
+    case Kind::kClassLoadPlain:
+      return "class loads of 16 rows (no bank spread), A by descriptor (C not meaningful)";
   }
   return "";
 }
@@ -214,7 +239,8 @@ __global__ void __launch_bounds__(kThreads, 1) probe_kernel(const __grid_constan
   if (wg == 0) {
     ptx::setmaxnreg_dec<40>();
     if (threadIdx.x != 0) return;
-    constexpr std::uint32_t tx = (kClassBoxes ? kRowClassATx : kSsABytes) + kBBytes;
+    constexpr bool kSpread = spreads_classes(kKind);
+    constexpr std::uint32_t tx = (kClassBoxes ? row_class_tx(kSpread) : kSsABytes) + kBBytes;
     int stage = 0;
     std::uint32_t phase = 0;
     for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
@@ -227,7 +253,13 @@ __global__ void __launch_bounds__(kThreads, 1) probe_kernel(const __grid_constan
 #pragma unroll
           for (int c = 0; c < kClasses; ++c) {
             ptx::tma_load_2d(s.a[stage] + class_box_offset(c), &p.a[c], &s.full[stage], kt * kBK,
-                             tile.m0 / kClasses - c);
+                             tile.m0 / kClasses - (kSpread ? c : 0));
+          }
+        } else if constexpr (kKind == Kind::kSsEightBoxes) {
+#pragma unroll
+          for (int c = 0; c < kClasses; ++c) {
+            ptx::tma_load_2d(s.a[stage] + c * kClassRows * kBK * 2, &p.a[0], &s.full[stage],
+                             kt * kBK, tile.m0 + c * kClassRows);
           }
         } else {
           ptx::tma_load_2d(s.a[stage], &p.a[0], &s.full[stage], kt * kBK, tile.m0);
@@ -403,7 +435,7 @@ double run(const Params& p, int reps, const bf16* ref, std::size_t c_elems, bool
   probe_kernel<kKind><<<grid, kThreads, smem>>>(p);
   check(cudaGetLastError(), "launch");
   check(cudaDeviceSynchronize(), "kernel");
-  if (kKind == Kind::kSs || kKind == Kind::kRowClass) check_c<kKind>(p, ref, c_elems, ok);
+  if (is_checked(kKind)) check_c<kKind>(p, ref, c_elems, ok);
   cudaEvent_t e0, e1;
   check(cudaEventCreate(&e0), "event");
   check(cudaEventCreate(&e1), "event");
@@ -424,7 +456,7 @@ double run(const Params& p, int reps, const bf16* ref, std::size_t c_elems, bool
 }  // namespace
 
 int main(int argc, char** argv) {
-  int m = 4096, n = 4096, k = 4093, lda = 0, offset = 0, reps = 30;
+  int m = 4096, n = 4096, k = 4093, lda = 0, offset = 0, reps = 30, rounds = 2;
   CLI::App app("tcgemm-rowclass-probe: A streamed by row class from an unaligned matrix "
                "(wgmma with A from registers) against the aligned shared-memory form");
   app.add_option("--m", m, "rows of A and C, a multiple of 128")->check(CLI::Range(128, 1 << 15));
@@ -434,6 +466,7 @@ int main(int argc, char** argv) {
   app.add_option("--offset", offset, "A's base, elements past a 256-byte boundary")
       ->check(CLI::Range(0, 7));
   app.add_option("--reps", reps, "timed launches per kernel")->check(CLI::Range(1, 10000));
+  app.add_option("--rounds", rounds, "times every kind is timed, in turn")->check(CLI::Range(1, 100));
   CLI11_PARSE(app, argc, argv);
   if (m % kBM != 0 || n % kBN != 0) {
     std::fprintf(stderr, "--m must be a multiple of %d and --n of %d\n", kBM, kBN);
@@ -476,7 +509,7 @@ int main(int argc, char** argv) {
   reference_kernel<<<dim3((n + 255) / 256, m), 256>>>(a_user, lda, b, ldb, ref, m, n, k);
   check(cudaDeviceSynchronize(), "reference");
 
-  Params ss{}, rc{};
+  Params ss{}, rc{}, ss8{}, rcp{};
   tcgemm::TensorMap2d view_b{b, tcgemm::DType::kBF16, static_cast<std::uint64_t>(k),
                              static_cast<std::uint64_t>(n), static_cast<std::uint64_t>(ldb),
                              kBK, kBN, CU_TENSOR_MAP_SWIZZLE_128B};
@@ -486,6 +519,9 @@ int main(int argc, char** argv) {
                              static_cast<std::uint64_t>(m), static_cast<std::uint64_t>(lda_aligned),
                              kBK, kBM, CU_TENSOR_MAP_SWIZZLE_128B};
   check(tcgemm::encode_tensor_map(view_a, &ss.a[0]), "map A (ss)");
+  ss8.b = rcp.b = ss.b;
+  view_a.box_outer = kClassRows;
+  check(tcgemm::encode_tensor_map(view_a, &ss8.a[0]), "map A (ss, 16-row boxes)");
   for (int cls = 0; cls < kClasses; ++cls) {
     const std::int64_t first = offset + static_cast<std::int64_t>(cls) * lda;  // from a_raw
     const int shift = static_cast<int>(first % 8);
@@ -497,26 +533,41 @@ int main(int argc, char** argv) {
                              kClassCols, static_cast<std::uint32_t>(class_box_rows(cls)),
                              CU_TENSOR_MAP_SWIZZLE_NONE};
     check(tcgemm::encode_tensor_map(view, &rc.a[cls]), "map A (row class)");
+    rcp.shift[cls] = shift;
+    view.box_outer = static_cast<std::uint32_t>(class_box_rows(cls, /*spread=*/false));
+    check(tcgemm::encode_tensor_map(view, &rcp.a[cls]), "map A (row class, 16 rows)");
   }
-  ss.m = rc.m = m;
-  ss.n = rc.n = n;
-  ss.k = rc.k = k;
-  ss.c = rc.c = c;
+  for (Params* q : {&ss, &rc, &ss8, &rcp}) {
+    q->m = m;
+    q->n = n;
+    q->k = k;
+    q->c = c;
+  }
 
   bool ok = true;
-  const double ms_ss = run<Kind::kSs>(ss, reps, ref, c_elems, &ok);
-  const double ms_rc = run<Kind::kRowClass>(rc, reps, ref, c_elems, &ok);
-  const double ms_loads = run<Kind::kClassLoadOnly>(rc, reps, ref, c_elems, &ok);
-  const double ms_regs = run<Kind::kRegistersOnly>(ss, reps, ref, c_elems, &ok);
   const double flop = 2.0 * m * n * static_cast<double>(k);
   std::printf("M=%d N=%d K=%d lda=%d offset=%d (shifts", m, n, k, lda, offset);
   for (int cls = 0; cls < kClasses; ++cls) std::printf(" %d", rc.shift[cls]);
   std::printf(")\n");
-  std::printf("  ss        %.4f ms  %.1f TFLOP/s  (A copied to lda %d)\n", ms_ss,
-              flop / ms_ss * 1e-9, lda_aligned);
-  std::printf("  rowclass  %.4f ms  %.1f TFLOP/s\n", ms_rc, flop / ms_rc * 1e-9);
-  std::printf("  rowclass / ss time: %.3f  %s\n", ms_rc / ms_ss, ok ? "(both exact)" : "WRONG");
-  std::printf("  %s / ss time: %.3f\n", name_of(Kind::kClassLoadOnly), ms_loads / ms_ss);
-  std::printf("  %s / ss time: %.3f\n", name_of(Kind::kRegistersOnly), ms_regs / ms_ss);
+  // Every kind in turn, `rounds` times over, so that a drift of the card's
+  // clocks reaches every kind alike.
+  for (int round = 0; round < rounds; ++round) {
+    const double ms_ss = run<Kind::kSs>(ss, reps, ref, c_elems, &ok);
+    const double ms_rc = run<Kind::kRowClass>(rc, reps, ref, c_elems, &ok);
+    const double ms_loads = run<Kind::kClassLoadOnly>(rc, reps, ref, c_elems, &ok);
+    const double ms_regs = run<Kind::kRegistersOnly>(ss, reps, ref, c_elems, &ok);
+    const double ms_ss8 = run<Kind::kSsEightBoxes>(ss8, reps, ref, c_elems, &ok);
+    const double ms_plain = run<Kind::kClassLoadPlain>(rcp, reps, ref, c_elems, &ok);
+    std::printf(" round %d\n", round + 1);
+    std::printf("  ss        %.4f ms  %.1f TFLOP/s  (A copied to lda %d)\n", ms_ss,
+                flop / ms_ss * 1e-9, lda_aligned);
+    std::printf("  rowclass  %.4f ms  %.1f TFLOP/s\n", ms_rc, flop / ms_rc * 1e-9);
+    std::printf("  rowclass / ss time: %.3f  %s\n", ms_rc / ms_ss,
+                ok ? "(ss, rowclass and 8-box ss exact)" : "WRONG");
+    std::printf("  %s / ss time: %.3f\n", name_of(Kind::kClassLoadOnly), ms_loads / ms_ss);
+    std::printf("  %s / ss time: %.3f\n", name_of(Kind::kRegistersOnly), ms_regs / ms_ss);
+    std::printf("  %s / ss time: %.3f\n", name_of(Kind::kSsEightBoxes), ms_ss8 / ms_ss);
+    std::printf("  %s / ss time: %.3f\n", name_of(Kind::kClassLoadPlain), ms_plain / ms_ss);
+  }
   return ok ? 0 : 1;
 }
