@@ -30,10 +30,10 @@
 // and aligned (as a repacked B would be), C bf16 row-major written from
 // registers (the same code in all). M and N are multiples of 128 and 256;
 // K and lda are anything. Each exact kind's output is checked element
-// for element against a CUDA-core reference on small integers (exact in
-// fp32), C poisoned before; then each kind is timed: median of --reps
-// launches (CUDA events, one launch a sample), every kind in turn, --rounds
-// times over.
+// for element against the tests' reference GEMM (src/testing) on small
+// integers (exact in fp32), C poisoned before; then each kind is timed:
+// median of --reps launches (CUDA events, one launch a sample), every kind
+// in turn, --rounds times over.
 // The tensor maps take the library's L2 promotion rule (src/tensor_map.h):
 // a class map's row pitch is 16 x lda bytes, so at an lda that is a
 // multiple of 16 elements its 144-byte boxes are promoted to 256 bytes.
@@ -61,6 +61,7 @@
 #include "ptx/tma.cuh"
 #include "ptx/wgmma.cuh"
 #include "tensor_map.h"
+#include "testing/testing.h"
 
 namespace {
 
@@ -371,21 +372,6 @@ __global__ void __launch_bounds__(kThreads, 1) probe_kernel(const __grid_constan
   }
 }
 
-// C = A B^T in fp32 on CUDA cores (A row-major lda, B row-major N x K ldb),
-// rounded to bf16 as the kernels round.
-__global__ void reference_kernel(const bf16* a, int lda, const bf16* b, int ldb, bf16* c, int m,
-                                 int n, int k) {
-  const int col = blockIdx.x * blockDim.x + threadIdx.x;
-  const int row = blockIdx.y;
-  if (col >= n || row >= m) return;
-  float sum = 0.0f;
-  for (int i = 0; i < k; ++i) {
-    sum += __bfloat162float(a[static_cast<std::size_t>(row) * lda + i]) *
-           __bfloat162float(b[static_cast<std::size_t>(col) * ldb + i]);
-  }
-  c[static_cast<std::size_t>(row) * n + col] = __float2bfloat16_rn(sum);
-}
-
 void check(cudaError_t e, const char* what) {
   if (e != cudaSuccess) {
     std::fprintf(stderr, "%s: %s\n", what, cudaGetErrorString(e));
@@ -401,10 +387,17 @@ void check(const tcgemm::Status& st, const char* what) {
 
 // C against the reference, element for element.
 template <Kind kKind>
-void check_c(const Params& p, const bf16* ref, std::size_t c_elems, bool* ok) {
+void check_c(const Params& p, const float* ref, std::size_t c_elems, bool* ok) {
+  // ref is column-major fp32 (testing::reference_gemm), C row-major bf16:
+  // each reference element rounded to bf16 as the kernels round.
   std::vector<bf16> got(c_elems), want(c_elems);
+  std::vector<float> ref_host(c_elems);
   check(cudaMemcpy(got.data(), p.c, c_elems * sizeof(bf16), cudaMemcpyDeviceToHost), "copy C");
-  check(cudaMemcpy(want.data(), ref, c_elems * sizeof(bf16), cudaMemcpyDeviceToHost), "copy ref");
+  check(cudaMemcpy(ref_host.data(), ref, c_elems * sizeof(float), cudaMemcpyDeviceToHost),
+        "copy ref");
+  for (std::size_t i = 0; i < c_elems; ++i) {
+    want[i] = __float2bfloat16_rn(ref_host[(i % p.n) * p.m + i / p.n]);
+  }
   std::size_t wrong = 0;
   for (std::size_t i = 0; i < c_elems; ++i) {
     if (__bfloat162float(got[i]) != __bfloat162float(want[i])) {
@@ -422,7 +415,7 @@ void check_c(const Params& p, const bf16* ref, std::size_t c_elems, bool* ok) {
 }
 
 template <Kind kKind>
-double run(const Params& p, int reps, const bf16* ref, std::size_t c_elems, bool* ok) {
+double run(const Params& p, int reps, const float* ref, std::size_t c_elems, bool* ok) {
   const int smem = static_cast<int>(sizeof(Smem)) + 1024;
   check(cudaFuncSetAttribute(probe_kernel<kKind>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                              smem),
@@ -431,7 +424,7 @@ double run(const Params& p, int reps, const bf16* ref, std::size_t c_elems, bool
   check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), "attribute");
   const int tiles = (p.m / kBM) * (p.n / kBN);
   const int grid = std::min(sms, tiles);
-  check(cudaMemset(p.c, 0xff, c_elems * sizeof(bf16)), "poison C");
+  tcgemm::testing::fill_poison(p.c, tcgemm::DType::kBF16, static_cast<std::int64_t>(c_elems));
   probe_kernel<kKind><<<grid, kThreads, smem>>>(p);
   check(cudaGetLastError(), "launch");
   check(cudaDeviceSynchronize(), "kernel");
@@ -459,7 +452,7 @@ int main(int argc, char** argv) {
   int m = 4096, n = 4096, k = 4093, lda = 0, offset = 0, reps = 30, rounds = 2;
   CLI::App app("tcgemm-rowclass-probe: A streamed by row class from an unaligned matrix "
                "(wgmma with A from registers) against the aligned shared-memory form");
-  app.add_option("--m", m, "rows of A and C, a multiple of 128")->check(CLI::Range(128, 1 << 15));
+  app.add_option("--m", m, "rows of A and C, a multiple of 128")->check(CLI::Range(128, 1 << 16));
   app.add_option("--n", n, "columns of C, a multiple of 256")->check(CLI::Range(256, 1 << 16));
   app.add_option("--k", k, "the reduction dimension")->check(CLI::Range(1, 1 << 16));
   app.add_option("--lda", lda, "A's leading dimension (default K)")->check(CLI::Range(1, 1 << 17));
@@ -493,20 +486,30 @@ int main(int argc, char** argv) {
           i < k ? a_host[offset + static_cast<std::size_t>(r) * lda + i] : __float2bfloat16(0.0f);
     }
   }
-  bf16 *a_raw, *a_aligned, *b, *c, *ref;
+  bf16 *a_raw, *a_aligned, *b, *c;
+  float* ref;
   const std::size_t c_elems = static_cast<std::size_t>(m) * n;
   check(cudaMalloc(&a_raw, a_elems * sizeof(bf16)), "malloc");
   check(cudaMalloc(&a_aligned, a_aligned_host.size() * sizeof(bf16)), "malloc");
   check(cudaMalloc(&b, b_host.size() * sizeof(bf16)), "malloc");
   check(cudaMalloc(&c, c_elems * sizeof(bf16)), "malloc");
-  check(cudaMalloc(&ref, c_elems * sizeof(bf16)), "malloc");
+  check(cudaMalloc(&ref, c_elems * sizeof(float)), "malloc");
   check(cudaMemcpy(a_raw, a_host.data(), a_elems * sizeof(bf16), cudaMemcpyHostToDevice), "copy");
   check(cudaMemcpy(a_aligned, a_aligned_host.data(), a_aligned_host.size() * sizeof(bf16),
                    cudaMemcpyHostToDevice),
         "copy");
   check(cudaMemcpy(b, b_host.data(), b_host.size() * sizeof(bf16), cudaMemcpyHostToDevice), "copy");
   const bf16* a_user = a_raw + offset;  // the caller's A: `offset` elements past 256 bytes
-  reference_kernel<<<dim3((n + 255) / 256, m), 256>>>(a_user, lda, b, ldb, ref, m, n, k);
+  // The library's test reference (one thread per element, fp32 dot
+  // products), on the caller's A: row-major, lda, `offset` elements in.
+  tcgemm::GemmArgs args;
+  args.m = m;
+  args.n = n;
+  args.k = k;
+  args.a = {a_user, tcgemm::DType::kBF16, tcgemm::Layout::kRowMajor, lda};
+  args.b = {b, tcgemm::DType::kBF16, tcgemm::Layout::kColMajor, ldb};
+  args.c = {c, tcgemm::DType::kBF16, tcgemm::Layout::kRowMajor, n};
+  tcgemm::testing::reference_gemm(args, ref);
   check(cudaDeviceSynchronize(), "reference");
 
   Params ss{}, rc{}, ss8{}, rcp{};
