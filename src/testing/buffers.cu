@@ -84,6 +84,14 @@ __device__ __forceinline__ float normal_at(std::uint64_t key, std::int64_t index
   return sqrtf(-2.0f * logf(u1)) * cospif(2.0f * u2);
 }
 
+// Uniform in {-3, ..., -1, 1, ..., 3} from the same hash: every product
+// and partial sum of a GEMM on such values is a small integer, exact in fp32.
+__device__ __forceinline__ float small_integer_at(std::uint64_t key, std::int64_t index) {
+  const std::uint64_t h = mix64(key + (static_cast<std::uint64_t>(index) + 1) * kGoldenGamma);
+  const int v = static_cast<int>((h >> 32) % 6);  // 0 .. 5
+  return static_cast<float>(v < 3 ? v - 3 : v - 2);
+}
+
 template <typename T>
 __device__ __forceinline__ T from_float(float v);
 template <>
@@ -99,13 +107,47 @@ __device__ __forceinline__ float from_float(float v) {
   return v;
 }
 
-template <typename T>
-__global__ void fill_normal_kernel(T* out, std::int64_t count, std::uint64_t key) {
+// The value generators of the fills: element i of a seed's stream.
+struct Normal {
+  __device__ float operator()(std::uint64_t key, std::int64_t i) const { return normal_at(key, i); }
+};
+struct SmallInteger {
+  __device__ float operator()(std::uint64_t key, std::int64_t i) const {
+    return small_integer_at(key, i);
+  }
+};
+
+template <typename T, typename Value>
+__global__ void fill_values_kernel(T* out, std::int64_t count, std::uint64_t key) {
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
   for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count;
        i += stride) {
-    out[i] = from_float<T>(normal_at(key, i));
+    out[i] = from_float<T>(Value{}(key, i));
   }
+}
+
+// `count` elements of `dtype` from Value's stream of `seed`.
+template <typename Value>
+void fill_values(void* ptr, DType dtype, std::int64_t count, std::uint64_t seed,
+                 cudaStream_t stream) {
+  if (count <= 0) return;
+  const std::uint64_t key = mix64(seed);
+  const int blocks = fill_blocks(count);
+  switch (dtype) {
+    case DType::kBF16:
+      fill_values_kernel<__nv_bfloat16, Value>
+          <<<blocks, kFillThreads, 0, stream>>>(static_cast<__nv_bfloat16*>(ptr), count, key);
+      break;
+    case DType::kFP16:
+      fill_values_kernel<__half, Value>
+          <<<blocks, kFillThreads, 0, stream>>>(static_cast<__half*>(ptr), count, key);
+      break;
+    case DType::kFP32:
+      fill_values_kernel<float, Value>
+          <<<blocks, kFillThreads, 0, stream>>>(static_cast<float*>(ptr), count, key);
+      break;
+  }
+  TCGEMM_CHECK_CUDA(cudaGetLastError());
 }
 
 template <typename Bits>
@@ -121,23 +163,12 @@ __global__ void fill_bits_kernel(Bits* out, std::int64_t count, Bits pattern) {
 
 void fill_normal(void* ptr, DType dtype, std::int64_t count, std::uint64_t seed,
                  cudaStream_t stream) {
-  if (count <= 0) return;
-  const std::uint64_t key = mix64(seed);
-  const int blocks = fill_blocks(count);
-  switch (dtype) {
-    case DType::kBF16:
-      fill_normal_kernel<<<blocks, kFillThreads, 0, stream>>>(static_cast<__nv_bfloat16*>(ptr),
-                                                              count, key);
-      break;
-    case DType::kFP16:
-      fill_normal_kernel<<<blocks, kFillThreads, 0, stream>>>(static_cast<__half*>(ptr), count,
-                                                              key);
-      break;
-    case DType::kFP32:
-      fill_normal_kernel<<<blocks, kFillThreads, 0, stream>>>(static_cast<float*>(ptr), count, key);
-      break;
-  }
-  TCGEMM_CHECK_CUDA(cudaGetLastError());
+  fill_values<Normal>(ptr, dtype, count, seed, stream);
+}
+
+void fill_small_integers(void* ptr, DType dtype, std::int64_t count, std::uint64_t seed,
+                         cudaStream_t stream) {
+  fill_values<SmallInteger>(ptr, dtype, count, seed, stream);
 }
 
 void fill_poison(void* ptr, DType dtype, std::int64_t count, cudaStream_t stream) {

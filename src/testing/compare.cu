@@ -23,14 +23,16 @@ struct Partial {
   double max_abs;          // max |c - ref| over finite c
   std::int64_t max_index;  // column-major index of max_abs, -1 if none; ties keep the lower
   std::int64_t nonfinite;  // count of NaN / Inf in c
+  std::int64_t mismatches;  // finite c != ref rounded to c's dtype
 };
 
-__host__ __device__ constexpr Partial empty_partial() { return {0.0, 0.0, 0.0, -1, 0}; }
+__host__ __device__ constexpr Partial empty_partial() { return {0.0, 0.0, 0.0, -1, 0, 0}; }
 
 __host__ __device__ void merge(Partial& into, const Partial& other) {
   into.err2 += other.err2;
   into.ref2 += other.ref2;
   into.nonfinite += other.nonfinite;
+  into.mismatches += other.mismatches;
   const bool other_wins =
       other.max_index >= 0 && (into.max_index < 0 || other.max_abs > into.max_abs ||
                                (other.max_abs == into.max_abs && other.max_index < into.max_index));
@@ -38,6 +40,20 @@ __host__ __device__ void merge(Partial& into, const Partial& other) {
     into.max_abs = other.max_abs;
     into.max_index = other.max_index;
   }
+}
+
+// The reference as C's dtype holds it (round to nearest even, as the
+// kernels' conversions do).
+__device__ __forceinline__ float rounded_to(DType dtype, float value) {
+  switch (dtype) {
+    case DType::kBF16:
+      return __bfloat162float(__float2bfloat16_rn(value));
+    case DType::kFP16:
+      return __half2float(__float2half_rn(value));
+    case DType::kFP32:
+      break;
+  }
+  return value;
 }
 
 __global__ void compare_kernel(detail::StridedMatrix c, std::int64_t m, std::int64_t n,
@@ -53,6 +69,7 @@ __global__ void compare_kernel(detail::StridedMatrix c, std::int64_t m, std::int
       continue;
     }
     const double expected = ref[idx];
+    if (static_cast<float>(value) != rounded_to(c.dtype, ref[idx])) ++mine.mismatches;
     const double diff = value - expected;
     mine.err2 += diff * diff;
     mine.ref2 += expected * expected;
@@ -96,6 +113,7 @@ ErrorStats compare(const GemmArgs& args, const float* ref, cudaStream_t stream) 
   for (const Partial& p : partials) merge(sum, p);
   stats.rel_fro = sum.ref2 > 0.0 ? std::sqrt(sum.err2 / sum.ref2) : std::sqrt(sum.err2);
   stats.nonfinite = sum.nonfinite;
+  stats.mismatches = sum.mismatches;
   if (sum.max_index >= 0) {
     stats.max_abs = sum.max_abs;
     stats.max_row = sum.max_index % args.m;

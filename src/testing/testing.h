@@ -90,6 +90,14 @@ std::int64_t span_elements(std::int64_t rows, std::int64_t cols, Layout layout,
 void fill_normal(void* ptr, DType dtype, std::int64_t count, std::uint64_t seed,
                  cudaStream_t stream = nullptr);
 
+// Fills `count` elements with integers uniform in {-3, ..., -1, 1, ..., 3}
+// (no zeros), from the same kind of counter-based generator: on such inputs
+// every fp32 sum of a GEMM with K up to about 10^6 is exact, so C must equal
+// the reference rounded to C's dtype element for element
+// (ErrorStats::mismatches).
+void fill_small_integers(void* ptr, DType dtype, std::int64_t count, std::uint64_t seed,
+                         cudaStream_t stream = nullptr);
+
 // Fills `count` elements with a NaN bit pattern, so any element a kernel
 // fails to write is caught by compare().
 void fill_poison(void* ptr, DType dtype, std::int64_t count, cudaStream_t stream = nullptr);
@@ -109,6 +117,10 @@ struct ErrorStats {
   std::int64_t max_row = -1;   // where max_abs occurs
   std::int64_t max_col = -1;
   std::int64_t nonfinite = 0;  // elements of C that are NaN or Inf (unwritten or broken)
+  // Finite elements of C that differ from the reference rounded to C's dtype.
+  // Meaningful where the reference is exact (small-integer inputs, integer
+  // alpha and beta: fill_small_integers); then it must be 0.
+  std::int64_t mismatches = 0;
   bool passed(double tolerance) const { return nonfinite == 0 && rel_fro < tolerance; }
 };
 

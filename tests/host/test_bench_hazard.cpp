@@ -64,6 +64,20 @@ TEST(HazardVerdict, WrongIsNonFiniteOrRelErrAtOrAboveTheTolerance) {
   EXPECT_FALSE(is_wrong(run_with(2e-4, 0, /*differs=*/true), kTolerance));
 }
 
+TEST(HazardVerdict, AnInexactSmallIntegerRunIsWrongWhateverTheRelErr) {
+  // A race that corrupts a few elements moves the relative error of a large
+  // C by less than the tolerance; the small-integer run sees every element.
+  HazardRun run = run_with(2e-4);
+  run.exact_mismatches = 3;
+  EXPECT_TRUE(is_wrong(run, kTolerance));
+  const auto s = summarize_hazard(std::vector<HazardRun>{run, run_with(2e-4)}, kTolerance);
+  EXPECT_EQ(s.wrong, 1);
+  EXPECT_EQ(s.wrong_exact, 1);
+  EXPECT_EQ(s.wrong_rel_err, 0);
+  EXPECT_NE(format_hazard_summary("k", s, kTolerance).find("1 inexact on small integers"),
+            std::string::npos);
+}
+
 TEST(HazardSummary, CountsWrongRunsByKindAndRerunsThatDiffered) {
   const std::vector<HazardRun> runs = {
       run_with(2e-4),

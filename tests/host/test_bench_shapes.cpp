@@ -237,6 +237,17 @@ TEST(BenchBatchErrors, NanIsWorstTiesKeepTheLowerEntryAndNonfiniteAddsUp) {
   EXPECT_FALSE(poisoned.passed(1e-2));
 }
 
+TEST(BenchBatchErrors, MismatchesAddUpOverTheEntries) {
+  BatchErrorStats batch;
+  std::int64_t entry = 0;
+  for (const std::int64_t wrong : {0, 4, 0, 1}) {
+    tcgemm::testing::ErrorStats e = entry_stats(1e-3, 0.1);
+    e.mismatches = wrong;
+    add_entry(batch, e, entry++);
+  }
+  EXPECT_EQ(batch.mismatches, 5);
+}
+
 std::vector<std::string> names(const std::vector<Contender>& contenders) {
   std::vector<std::string> out;
   for (const Contender& c : contenders) out.emplace_back(c.name);

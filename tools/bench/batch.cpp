@@ -49,6 +49,7 @@ void add_entry(BatchErrorStats& batch, const testing::ErrorStats& stats, std::in
     batch.max_abs_entry = entry;
   }
   batch.nonfinite += stats.nonfinite;
+  batch.mismatches += stats.mismatches;
 }
 
 }  // namespace tcgemm::bench

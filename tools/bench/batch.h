@@ -23,8 +23,8 @@ GemmArgs batch_entry(const GemmArgs& args, std::int64_t entry);
 // norm over all entries would let a wrong entry among many through (one of
 // 65536 entries left at zero gives a batch-wide relative error of 0.004, under
 // the 1e-2 tolerance). So rel_fro is the worst entry's (NaN counts as worst),
-// max_abs and its row and column the largest over all entries, and nonfinite
-// the total. For one entry these are that entry's statistics.
+// max_abs and its row and column the largest over all entries, nonfinite
+// and mismatches the totals. For one entry these are that entry's statistics.
 struct BatchErrorStats : testing::ErrorStats {
   std::int64_t rel_fro_entry = -1;  // the entry rel_fro comes from; -1 before any
   std::int64_t max_abs_entry = -1;  // the entry max_abs occurs in; -1 while none has one

@@ -34,7 +34,7 @@ std::uint64_t hazard_seed(std::uint64_t base, int run) {
 }
 
 bool is_wrong(const HazardRun& run, double tolerance) {
-  return run.nonfinite > 0 || !(run.rel_err < tolerance);
+  return run.nonfinite > 0 || !(run.rel_err < tolerance) || run.exact_mismatches > 0;
 }
 
 HazardSummary summarize_hazard(std::span<const HazardRun> runs, double tolerance) {
@@ -49,8 +49,10 @@ HazardSummary summarize_hazard(std::span<const HazardRun> runs, double tolerance
       ++s.wrong;
       if (run.nonfinite > 0) {
         ++s.wrong_nonfinite;
-      } else {
+      } else if (!(run.rel_err < tolerance)) {
         ++s.wrong_rel_err;
+      } else {
+        ++s.wrong_exact;
       }
     }
     if (run.rerun_differs) ++s.rerun_differed;
@@ -83,9 +85,9 @@ std::string format_hazard_summary(const std::string& kernel, const HazardSummary
   if (s.runs == 0) return kernel + ": no runs";
   return format(
       "%s: %d runs on fresh inputs, %d wrong (%d with non-finite elements, %d with rel_err >= "
-      "%.0e), %d differed from an immediate re-run on the same inputs; rel_err median %.2e, "
-      "worst %.2e (seed %llu); max_abs worst %.3g",
-      kernel.c_str(), s.runs, s.wrong, s.wrong_nonfinite, s.wrong_rel_err, tolerance,
+      "%.0e, %d inexact on small integers), %d differed from an immediate re-run on the same "
+      "inputs; rel_err median %.2e, worst %.2e (seed %llu); max_abs worst %.3g",
+      kernel.c_str(), s.runs, s.wrong, s.wrong_nonfinite, s.wrong_rel_err, tolerance, s.wrong_exact,
       s.rerun_differed, s.median_rel_err, s.worst_rel_err,
       static_cast<unsigned long long>(s.worst_seed), s.worst_max_abs);
 }

@@ -28,18 +28,23 @@ struct HazardRun {
   double max_abs = 0.0;        // largest absolute error over the finite elements
   std::int64_t nonfinite = 0;  // NaN or Inf elements of C
   bool rerun_differs = false;  // an immediate re-run on the same inputs gave other bits
+  // Elements of the small-integer run (Verifier) that are not the exact
+  // reference rounded to C's dtype; 0 where that check does not apply.
+  std::int64_t exact_mismatches = 0;
 };
 
 // The verdict of the normal mode's check without the repeat part: a run is
-// wrong when some element is not finite or the relative error is not below
-// the tolerance (a NaN rel_err counts as wrong).
+// wrong when some element is not finite, the relative error is not below
+// the tolerance (a NaN rel_err counts as wrong) or an element of the
+// small-integer run is not exact.
 bool is_wrong(const HazardRun& run, double tolerance);
 
 struct HazardSummary {
   int runs = 0;
   int wrong = 0;                 // is_wrong()
   int wrong_nonfinite = 0;       // of these, runs with non-finite elements
-  int wrong_rel_err = 0;         // ... and runs with only a too large rel_err
+  int wrong_rel_err = 0;         // ... runs with a too large rel_err, all finite
+  int wrong_exact = 0;           // ... and runs wrong only in the small-integer run
   int rerun_differed = 0;        // runs whose immediate re-run differed (wrong or not)
   double worst_rel_err = 0.0;    // largest rel_err (NaN sorts above everything)
   std::uint64_t worst_seed = 0;  // the seed of that run

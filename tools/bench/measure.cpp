@@ -130,43 +130,121 @@ GemmArgs GemmWorkspace::attach(GemmArgs args) const {
   return args;
 }
 
+namespace {
+
+// Elements one operand spans over the batch: the last entry's start plus one
+// matrix (an operand of stride 0 is one matrix for every entry).
+std::int64_t batch_span(std::int64_t rows, std::int64_t cols, Layout layout, std::int64_t ld,
+                        std::int64_t stride, std::int64_t batch_count) {
+  const std::int64_t one = testing::span_elements(rows, cols, layout, ld);
+  return one == 0 ? 0 : (stride > 0 ? (batch_count - 1) * stride : 0) + one;
+}
+
+// A buffer of `bytes` whose first byte sits as far past a 256-byte boundary
+// as `like` does (cudaMalloc returns 256-byte aligned memory); *at gets it.
+DeviceBuffer placed_like(const void* like, std::size_t bytes, void** at) {
+  const std::size_t offset = reinterpret_cast<std::uintptr_t>(like) % kSetAlignment;
+  DeviceBuffer buffer(bytes + offset);
+  *at = static_cast<std::byte*>(buffer.get()) + offset;
+  return buffer;
+}
+
+// Seeds of the small-integer operands (any; fixed, so a run repeats).
+constexpr std::uint64_t kExactSeed = 0x5EED0E7AC7ull;
+
+}  // namespace
+
+float* Verifier::Operands::entry_ref(std::int64_t entry) const {
+  return static_cast<float*>(ref.get()) + entry * args.m * args.n;
+}
+
+bool Verifier::exact_check_applies(const GemmArgs& args) {
+  const auto small_integer = [](float x) { return std::nearbyint(x) == x && std::fabs(x) <= 4.0f; };
+  // |A B| <= 9 K per element, |alpha A B + beta C| <= 9 K |alpha| + 3 |beta|.
+  const double bound = 9.0 * static_cast<double>(args.k) * std::fabs(args.alpha) +
+                       3.0 * std::fabs(args.beta);
+  return small_integer(args.alpha) && small_integer(args.beta) && bound < 16777216.0;
+}
+
 Verifier::Verifier(const GemmArgs& args, std::size_t c_bytes, cudaStream_t stream)
-    : args_(args),
-      c_bytes_(c_bytes),
-      stream_(stream),
-      ref_(sizeof(float) * static_cast<std::size_t>(args.m * args.n * args.batch_count)) {
+    : c_bytes_(c_bytes), stream_(stream) {
+  const std::size_t ref_bytes =
+      sizeof(float) * static_cast<std::size_t>(args.m * args.n * args.batch_count);
+  set0_.args = args;
+  set0_.ref = DeviceBuffer(ref_bytes);
   // With beta != 0 the reference reads set 0's random C: keep that C0 to
   // restore before every checked run.
   if (args.beta != 0.0f) {
-    c0_ = DeviceBuffer(c_bytes);
-    check_cuda(cudaMemcpyAsync(c0_.get(), args.c.ptr, c_bytes, cudaMemcpyDeviceToDevice, stream),
+    set0_.c0 = DeviceBuffer(c_bytes);
+    check_cuda(cudaMemcpyAsync(set0_.c0.get(), args.c.ptr, c_bytes, cudaMemcpyDeviceToDevice,
+                               stream),
                "cudaMemcpyAsync (keep C0)");
   }
-  for (std::int64_t entry = 0; entry < args.batch_count; ++entry) {
-    testing::reference_gemm(batch_entry(args, entry), entry_ref(entry), stream);
+  if (exact_check_applies(args)) {
+    ExactOperands& x = exact_.emplace();
+    x.args = args;
+    const std::int64_t a_elems = batch_span(args.m, args.k, args.a.layout, args.a.ld,
+                                            args.a.stride, args.batch_count);
+    const std::int64_t b_elems = batch_span(args.k, args.n, args.b.layout, args.b.ld,
+                                            args.b.stride, args.batch_count);
+    void* at = nullptr;
+    x.a = placed_like(args.a.ptr, static_cast<std::size_t>(a_elems) * size_of(args.a.dtype), &at);
+    x.args.a.ptr = at;
+    testing::fill_small_integers(at, args.a.dtype, a_elems, kExactSeed, stream);
+    x.b = placed_like(args.b.ptr, static_cast<std::size_t>(b_elems) * size_of(args.b.dtype), &at);
+    x.args.b.ptr = at;
+    testing::fill_small_integers(at, args.b.dtype, b_elems, kExactSeed + 1, stream);
+    x.c = placed_like(args.c.ptr, c_bytes, &at);
+    x.args.c.ptr = at;
+    x.ref = DeviceBuffer(ref_bytes);
+    if (args.beta != 0.0f) {
+      const auto c_elems = static_cast<std::int64_t>(c_bytes / size_of(args.c.dtype));
+      testing::fill_small_integers(at, args.c.dtype, c_elems, kExactSeed + 2, stream);
+      x.c0 = DeviceBuffer(c_bytes);
+      check_cuda(cudaMemcpyAsync(x.c0.get(), at, c_bytes, cudaMemcpyDeviceToDevice, stream),
+                 "cudaMemcpyAsync (keep the small-integer C0)");
+    }
+  }
+  for (const Operands* operands : {static_cast<const Operands*>(&set0_),
+                                   static_cast<const Operands*>(exact_ ? &*exact_ : nullptr)}) {
+    if (operands == nullptr) continue;
+    for (std::int64_t entry = 0; entry < args.batch_count; ++entry) {
+      testing::reference_gemm(batch_entry(operands->args, entry), operands->entry_ref(entry),
+                              stream);
+    }
   }
   sync_or_throw(stream, "reference GEMM");
 }
 
 std::optional<Verifier::Checked> Verifier::check(const Launcher& launch, Result& result,
                                                  bool repeat) {
-  if (!run_once(launch, result)) return std::nullopt;
+  const GemmArgs& args = set0_.args;
+  if (!run_once(launch, result, set0_)) return std::nullopt;
   Checked checked;
-  for (std::int64_t entry = 0; entry < args_.batch_count; ++entry) {
-    add_entry(checked.stats, testing::compare(batch_entry(args_, entry), entry_ref(entry), stream_),
-              entry);
+  for (std::int64_t entry = 0; entry < args.batch_count; ++entry) {
+    add_entry(checked.stats,
+              testing::compare(batch_entry(args, entry), set0_.entry_ref(entry), stream_), entry);
   }
-  if (!repeat) {
-    checked.repeatable = true;
-    return checked;
+  checked.repeatable = true;
+  if (repeat) {
+    // The copy of the first run's C is made on the first repeat check only.
+    if (first_.get() == nullptr) first_ = DeviceBuffer(c_bytes_);
+    check_cuda(
+        cudaMemcpyAsync(first_.get(), args.c.ptr, c_bytes_, cudaMemcpyDeviceToDevice, stream_),
+        "cudaMemcpyAsync (keep the first run's C)");
+    if (!run_once(launch, result, set0_)) return std::nullopt;
+    checked.repeatable = testing::bitwise_equal(args.c.ptr, first_.get(), c_bytes_);
   }
-  // The copy of the first run's C is made on the first repeat check only.
-  if (first_.get() == nullptr) first_ = DeviceBuffer(c_bytes_);
-  check_cuda(
-      cudaMemcpyAsync(first_.get(), args_.c.ptr, c_bytes_, cudaMemcpyDeviceToDevice, stream_),
-      "cudaMemcpyAsync (keep the first run's C)");
-  if (!run_once(launch, result)) return std::nullopt;
-  checked.repeatable = testing::bitwise_equal(args_.c.ptr, first_.get(), c_bytes_);
+  if (exact_) {
+    if (!run_once(launch, result, *exact_)) return std::nullopt;
+    std::int64_t wrong = 0;
+    for (std::int64_t entry = 0; entry < args.batch_count; ++entry) {
+      const testing::ErrorStats e = testing::compare(batch_entry(exact_->args, entry),
+                                                     exact_->entry_ref(entry), stream_);
+      wrong += e.mismatches + e.nonfinite;
+    }
+    checked.exact_mismatches = wrong;
+  }
   return checked;
 }
 
@@ -178,8 +256,10 @@ void Verifier::verify(const Launcher& launch, Result& result, bool repeat) {
 
   if (stats.nonfinite > 0) {
     result.status = "FAIL(nonfinite)";
-  } else if (!(stats.rel_fro < testing::tolerance_for(args_.c.dtype))) {
+  } else if (!(stats.rel_fro < testing::tolerance_for(set0_.args.c.dtype))) {
     result.status = "FAIL(rel_err)";
+  } else if (checked->exact_mismatches.value_or(0) > 0) {
+    result.status = "FAIL(exact)";
   } else if (!checked->repeatable) {
     result.status = "FAIL(repeat)";
   } else {
@@ -188,23 +268,21 @@ void Verifier::verify(const Launcher& launch, Result& result, bool repeat) {
   result.failed = result.status != "ok";
 }
 
-float* Verifier::entry_ref(std::int64_t entry) const {
-  return static_cast<float*>(ref_.get()) + entry * args_.m * args_.n;
-}
-
-void Verifier::reset_c() {
-  if (c0_.get() != nullptr) {
-    check_cuda(cudaMemcpyAsync(args_.c.ptr, c0_.get(), c_bytes_, cudaMemcpyDeviceToDevice, stream_),
+void Verifier::reset_c(const Operands& operands) {
+  const GemmArgs& args = operands.args;
+  if (operands.c0.get() != nullptr) {
+    check_cuda(cudaMemcpyAsync(args.c.ptr, operands.c0.get(), c_bytes_, cudaMemcpyDeviceToDevice,
+                               stream_),
                "cudaMemcpyAsync (restore C0)");
   } else {
-    testing::fill_poison(args_.c.ptr, args_.c.dtype,
-                         static_cast<std::int64_t>(c_bytes_ / size_of(args_.c.dtype)), stream_);
+    testing::fill_poison(args.c.ptr, args.c.dtype,
+                         static_cast<std::int64_t>(c_bytes_ / size_of(args.c.dtype)), stream_);
   }
 }
 
-bool Verifier::run_once(const Launcher& launch, Result& result) {
-  reset_c();
-  const Launch outcome = launch(args_);
+bool Verifier::run_once(const Launcher& launch, Result& result, const Operands& operands) {
+  reset_c(operands);
+  const Launch outcome = launch(operands.args);
   if (outcome.kind != Launch::Kind::kOk) {
     const bool skipped = outcome.kind == Launch::Kind::kSkipped;
     result.status = (skipped ? "skipped: " : "error: ") + outcome.message;

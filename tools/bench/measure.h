@@ -39,7 +39,7 @@ struct Result {
   Problem problem;
   Contender::Kind kind = Contender::Kind::kRegistry;
   std::string kernel;
-  // "ok", "FAIL(rel_err)", "FAIL(nonfinite)", "FAIL(repeat)", "skipped: <why>"
+  // "ok", "FAIL(rel_err)", "FAIL(nonfinite)", "FAIL(exact)", "FAIL(repeat)", "skipped: <why>"
   // or "error: <what>".
   std::string status;
   // What the row runs: tcgemm::describe()'s kernel and config
@@ -152,7 +152,14 @@ class GemmWorkspace {
 // (two with the repeat check) from the same starting C, compared with the
 // reference (and with each other). The verification toolkit checks one matrix
 // at a time, so a batch is referenced and compared entry by entry, and every
-// entry must pass (BatchErrorStats).
+// entry must pass (BatchErrorStats). Where the problem's alpha and beta allow
+// it (exact_check_applies), each launcher also runs once on operands of small
+// integers, in buffers of their own laid out as set 0's (the same offsets
+// from a 256-byte boundary, leading dimensions and strides, so the launch
+// takes the same path): there every fp32 sum is exact, and every element of
+// C must equal the reference rounded to C's dtype. The relative error alone
+// would pass a wrong region of up to about 1e-4 of C (a whole 128 x 256
+// tile of zeros in a 16384 x 28672 output).
 class Verifier {
  public:
   // `args` (set 0, workspace attached); `c_bytes`: OperandSets::c_bytes().
@@ -162,33 +169,55 @@ class Verifier {
   struct Checked {
     BatchErrorStats stats;    // the first run against the reference
     bool repeatable = false;  // the second run gave the same bits (all entries); true unchecked
+    // The small-integer run: elements of C (every entry) that are not the
+    // rounded exact reference, unwritten ones included; nullopt where the
+    // exact check does not apply.
+    std::optional<std::int64_t> exact_mismatches;
   };
 
   // The runs: with `repeat`, a second one from the same starting C, compared
-  // bitwise with the first. nullopt, with result's status set, when the
-  // launcher skipped or failed. Throws DeviceFault (result's status set) when
-  // the launch broke the context.
+  // bitwise with the first; then the small-integer run where it applies.
+  // nullopt, with result's status set, when the launcher skipped or failed.
+  // Throws DeviceFault (result's status set) when the launch broke the
+  // context.
   std::optional<Checked> check(const Launcher& launch, Result& result, bool repeat = true);
 
   // check(), then result's status: "ok", "FAIL(nonfinite)", "FAIL(rel_err)"
-  // (the output dtype's tolerance) or, with `repeat`, "FAIL(repeat)";
-  // result.failed unless "ok".
+  // (the output dtype's tolerance), "FAIL(exact)" or, with `repeat`,
+  // "FAIL(repeat)"; result.failed unless "ok".
   void verify(const Launcher& launch, Result& result, bool repeat = true);
 
- private:
-  // Entry `entry` of the reference: M x N, column-major, ld = M.
-  float* entry_ref(std::int64_t entry) const;
-  // C back to its checked-run start: NaN poison, or C0 when beta != 0.
-  void reset_c();
-  // One launch to completion; false (with the status set) when it did not run.
-  bool run_once(const Launcher& launch, Result& result);
+  // Whether a run on small integers has an exact reference: alpha and beta
+  // integers of magnitude at most 4 and every partial sum under 2^24.
+  static bool exact_check_applies(const GemmArgs& args);
 
-  GemmArgs args_;
+ private:
+  // One set of checked operands: the GEMM, its reference (M x N per entry,
+  // column-major, ld = M) and, when beta != 0, the C it starts from.
+  struct Operands {
+    GemmArgs args;
+    testing::DeviceBuffer ref;
+    testing::DeviceBuffer c0;
+    float* entry_ref(std::int64_t entry) const;
+  };
+  // The small-integer copy of set 0 and its own buffers.
+  struct ExactOperands : Operands {
+    testing::DeviceBuffer a;
+    testing::DeviceBuffer b;
+    testing::DeviceBuffer c;
+  };
+
+  // C back to its checked-run start: NaN poison, or C0 when beta != 0.
+  void reset_c(const Operands& operands);
+  // One launch to completion on `operands`; false (with the status set) when
+  // it did not run.
+  bool run_once(const Launcher& launch, Result& result, const Operands& operands);
+
   std::size_t c_bytes_;
   cudaStream_t stream_;
-  testing::DeviceBuffer ref_;
+  Operands set0_;
+  std::optional<ExactOperands> exact_;
   testing::DeviceBuffer first_;
-  testing::DeviceBuffer c0_;
 };
 
 struct TimingOutcome {
