@@ -231,6 +231,7 @@ void Runner::hazard_runs(const Problem& problem, int runs, std::span<HazardRepor
           .max_abs = checked->stats.max_abs,
           .nonfinite = checked->stats.nonfinite,
           .rerun_differs = !checked->repeatable,
+          .exact_mismatches = checked->exact_mismatches.value_or(0),
       });
     }
     progress(run, reports);
@@ -251,7 +252,16 @@ void Runner::measure(const Problem& problem, std::span<Result> rows) {
       rows[row].status = "skipped: " + lineup.skip_reasons[row];
       continue;
     }
-    rows[row].config = describe_contender(contenders_[row], args);
+    // A kernel with a known data race (the registry marks it UNSAFE) can
+    // pass one checked run and its repeat by chance: it is not timed as if
+    // it were correct. Hazard mode runs it.
+    const Contender& contender = contenders_[row];
+    if (contender.kind == Contender::Kind::kRegistry &&
+        contender.kernel->description.starts_with("UNSAFE")) {
+      rows[row].status = "skipped: UNSAFE (a data race); run it with --hazard-runs";
+      continue;
+    }
+    rows[row].config = describe_contender(contender, args);
     candidates.emplace_back(row, *lineup.launchers[row]);
   }
 
