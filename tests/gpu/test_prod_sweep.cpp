@@ -44,6 +44,7 @@
 #include <numeric>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -660,10 +661,19 @@ GemmCase make_case(std::int64_t m, std::int64_t n, std::int64_t k, const Storage
   return c;
 }
 
+// The guard band of the sanitizer subsets: none under compute-sanitizer
+// (TCGEMM_SANITIZER set and not 0, as scripts/prod-check sets it), so that
+// an access past C or an operand leaves its allocation and memcheck reports
+// it; elsewhere (ctest) the default poisoned band, checked after the run.
+std::int64_t sanitizer_subset_guard() {
+  const char* const v = std::getenv("TCGEMM_SANITIZER");
+  const bool under_sanitizer = v != nullptr && *v != '\0' && std::string_view(v) != "0";
+  return under_sanitizer ? 0 : kDefaultGuard;
+}
+
 // The small subset for compute-sanitizer (memcheck, racecheck): four
 // variants per storage order, plus two problems with more tiles than the
-// H200 has SMs (a persistent CTA's second and later tiles). Guard bands of 0,
-// so an access past an operand leaves its allocation and memcheck reports it.
+// H200 has SMs (a persistent CTA's second and later tiles).
 std::vector<GemmCase> sanitizer_cases() {
   std::vector<GemmCase> cases;
   std::uint64_t seed = 0x5a170000;
@@ -708,7 +718,7 @@ std::vector<GemmCase> sanitizer_cases() {
   small_n.batch = BatchMode::kSharedB;
   small_n.beta = 1.0f;
   cases.push_back(small_n);
-  for (GemmCase& c : cases) c.guard = 0;
+  for (GemmCase& c : cases) c.guard = sanitizer_subset_guard();
   return cases;
 }
 
@@ -1449,14 +1459,13 @@ TEST_F(ProdChoices, StagedEpilogueOverManyTilesIsCorrect) {
 }
 
 // The staged epilogue for compute-sanitizer (racecheck: the C buffer's
-// stmatrix writes and the copy's reads, tile after tile; memcheck: no guard
-// bands, so that an access past C or its operands is the sanitizer's to
-// see): one case per config, 2 SMs.
+// stmatrix writes and the copy's reads, tile after tile; memcheck: guard
+// bands as sanitizer_subset_guard gives them): one case per config, 2 SMs.
 TEST_F(ProdChoices, StagedEpilogueSanitizerSubset) {
   GemmCase c = make_case(260, 600, 1600, kOrders[0], DType::kBF16, DType::kBF16, 0x57a6ed80);
   c.ldc_pad = 1;
   c.beta = 1.0f;
-  c.guard = 0;
+  c.guard = sanitizer_subset_guard();
   for (int config = 0; config < tcgemm::prod::kConfigCount; ++config) {
     const tcgemm::prod::Choice choice{config, 1};
     const std::string name =
