@@ -73,18 +73,47 @@ TEST_F(GemmApi, AnSmBudgetStillComputesEveryTile) {
   }
 }
 
+// Everything gemm() enqueues goes onto the caller's stream: captured on that
+// stream, the call runs nothing (C keeps its poison until the graph runs),
+// and the graph it leaves computes C. A kernel launched on any other stream
+// would run during the capture and write C early, or leave the graph
+// without it.
 TEST_F(GemmApi, RunsOnTheCallersStream) {
   cudaStream_t stream = nullptr;
   TCGEMM_CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   DeviceProblem p = make_problem(tn(640, 520, 328, DType::kFP16, DType::kFP32, 0x9a100020));
   p.args.stream = stream;
   const DeviceBuffer ref = reference_of(p.args);
+  // A first call outside the capture: whatever the library does once per
+  // device (queries, attributes) is done.
   ASSERT_TRUE(IsOk(tcgemm::gemm(p.args)));
+  TCGEMM_CHECK_CUDA(cudaStreamSynchronize(stream));
+  p.reset_c();  // the NaN poison again
+
+  cudaGraph_t graph = nullptr;
+  TCGEMM_CHECK_CUDA(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+  const tcgemm::Status st = tcgemm::gemm(p.args);
+  TCGEMM_CHECK_CUDA(cudaStreamEndCapture(stream, &graph));
+  ASSERT_TRUE(IsOk(st));
+  TCGEMM_CHECK_CUDA(cudaDeviceSynchronize());
+  const std::vector<float> after_capture = to_host_floats(p.c.get(), p.spec.out, p.c_elements);
+  const auto written = std::count_if(after_capture.begin(), after_capture.end(),
+                                     [](float v) { return !std::isnan(v); });
+  EXPECT_EQ(written, 0) << "elements of C written while the call was being captured";
+  std::size_t nodes = 0;
+  TCGEMM_CHECK_CUDA(cudaGraphGetNodes(graph, nullptr, &nodes));
+  EXPECT_GT(nodes, 0u);
+
+  cudaGraphExec_t exec = nullptr;
+  TCGEMM_CHECK_CUDA(cudaGraphInstantiate(&exec, graph, 0));
+  TCGEMM_CHECK_CUDA(cudaGraphLaunch(exec, stream));
   TCGEMM_CHECK_CUDA(cudaStreamSynchronize(stream));
   const tcgemm::testing::ErrorStats e =
       tcgemm::testing::compare(p.args, static_cast<const float*>(ref.get()), stream);
   EXPECT_TRUE(e.passed(tcgemm::testing::tolerance_for(p.args.c.dtype)))
       << "rel_fro=" << e.rel_fro << " nonfinite=" << e.nonfinite;
+  TCGEMM_CHECK_CUDA(cudaGraphExecDestroy(exec));
+  TCGEMM_CHECK_CUDA(cudaGraphDestroy(graph));
   TCGEMM_CHECK_CUDA(cudaStreamDestroy(stream));
 }
 
