@@ -164,6 +164,10 @@ def _record_streams(tensors, handle: int, device_id: int) -> None:
 # tcgemm::gemm).
 _TORCH_PLANS = {}
 _TORCH_PLANS_MAX = 1024
+# Plans a CUDA graph captured: the graph replays their workspace (repacked
+# operands, K-split partial sums), so they live as long as the process, past
+# any clearing of _TORCH_PLANS (by id: one entry per plan).
+_CAPTURED_PLANS = {}
 _PLANS_ON = os.environ.get("TCGEMM_PYTHON_PLANS", "1") != "0"
 
 
@@ -187,6 +191,8 @@ def _torch_fast(function, a, b, alpha, out_dtype):
     out_shape, dtype, plan = entry
     import torch
 
+    if torch.cuda.is_current_stream_capturing():
+        _CAPTURED_PLANS[id(plan)] = plan
     c = torch.empty(out_shape, dtype=dtype, device=device)
     status = plan.run(a_ptr, b_ptr, c.data_ptr(), _scalar(function, "alpha", alpha), 0.0, stream)
     if status is not None:

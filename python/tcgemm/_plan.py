@@ -9,7 +9,8 @@ How strides map to tcgemm (include/tcgemm/tcgemm.h): the last two dimensions
 of a tensor are a matrix. Unit stride along the last one is a row-major
 matrix whose leading dimension is the stride of the other; unit stride along
 the second-to-last is a column-major one (a transposed view such as ``x.mT``
-is column-major, not a copy). A dimension of size 1 may have any stride.
+is column-major, not a copy). A dimension of size 1 may have any stride that
+is not negative.
 Leading (batch) dimensions broadcast as in numpy; a broadcast operand has
 batch stride 0 (one matrix shared by every entry). Batch dimensions that
 collapse into one stride per operand become one batched tcgemm call; the

@@ -1,6 +1,8 @@
 """tcgemm.torch: the custom ops in eager mode, torch.compile(fullgraph=True)
 and CUDA graphs, autograd, and the routing scope."""
 
+import gc
+
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -143,6 +145,33 @@ def test_cuda_graph_of_a_repacked_problem(torch_cuda):
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
         y = tt.matmul(a, b)
+    graph.replay()
+    torch.cuda.synchronize()
+    assert_exact(torch, y, reference(torch, a, b, torch.bfloat16))
+
+
+def test_cuda_graph_keeps_the_plan_it_replays(torch_cuda):
+    # Calls on the capture stream before the capture leave a remembered plan
+    # for the problem, which the capture then records, workspace and all (a
+    # repacked A: the plan owns its scratch). The cache of plans, cleared
+    # when full, must not free that plan under the graph.
+    from tcgemm import _matmul
+
+    a = ints(torch, 128, 65)[:, :63]
+    b = ints(torch, 63, 96)
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(2):
+            tt.matmul(a, b)
+    side.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph, stream=side):
+        y = tt.matmul(a, b)
+    assert _matmul._CAPTURED_PLANS, "the capture did not run a remembered plan"
+    _matmul._TORCH_PLANS.clear()  # what a full cache does
+    gc.collect()
+    a.copy_(ints(torch, 128, 65)[:, :63])
     graph.replay()
     torch.cuda.synchronize()
     assert_exact(torch, y, reference(torch, a, b, torch.bfloat16))
