@@ -71,11 +71,14 @@ def test_jax_in_jax_out():
 
 
 def test_torch_result_from_a_cupy_like_dlpack_input():
-    # A torch operand mixed with a DLPack one: b is read through DLPack.
+    # A torch operand mixed with a DLPack one: b is read through DLPack, a
+    # transposed (column-major) view, so its strides must come through too.
     torch = pytest.importorskip("torch")
     cp = pytest.importorskip("cupy")
-    a = torch.ones(16, 8, device="cuda", dtype=torch.float16)
-    b = cp.ones((8, 4), dtype=cp.float16)
-    c = tcgemm.matmul(a, b)
+    np = pytest.importorskip("numpy")
+    a_host, b_host = small_ints(np, (16, 8), 7), small_ints(np, (4, 8), 8).T
+    a = torch.tensor(a_host, device="cuda", dtype=torch.float16)
+    b = cp.asarray(np.ascontiguousarray(b_host.T), dtype=cp.float16).T
+    c = tcgemm.matmul(a, b, out_dtype="fp32")
     assert isinstance(c, torch.Tensor)
-    assert bool((c == 8).all())
+    assert (c.cpu().numpy() == a_host @ b_host).all()
