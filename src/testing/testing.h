@@ -98,6 +98,11 @@ void fill_normal(void* ptr, DType dtype, std::int64_t count, std::uint64_t seed,
 void fill_small_integers(void* ptr, DType dtype, std::int64_t count, std::uint64_t seed,
                          cudaStream_t stream = nullptr);
 
+// Whether a GEMM on fill_small_integers operands has an exact fp32
+// reference: alpha and beta integers of magnitude at most 4 and every
+// partial sum (at most 9 K |alpha| + 3 |beta|) under 2^24.
+bool exact_on_small_integers(const GemmArgs& args);
+
 // Fills `count` elements with a NaN bit pattern, so any element a kernel
 // fails to write is caught by compare().
 void fill_poison(void* ptr, DType dtype, std::int64_t count, cudaStream_t stream = nullptr);

@@ -158,14 +158,6 @@ float* Verifier::Operands::entry_ref(std::int64_t entry) const {
   return static_cast<float*>(ref.get()) + entry * args.m * args.n;
 }
 
-bool Verifier::exact_check_applies(const GemmArgs& args) {
-  const auto small_integer = [](float x) { return std::nearbyint(x) == x && std::fabs(x) <= 4.0f; };
-  // |A B| <= 9 K per element, |alpha A B + beta C| <= 9 K |alpha| + 3 |beta|.
-  const double bound = 9.0 * static_cast<double>(args.k) * std::fabs(args.alpha) +
-                       3.0 * std::fabs(args.beta);
-  return small_integer(args.alpha) && small_integer(args.beta) && bound < 16777216.0;
-}
-
 Verifier::Verifier(const GemmArgs& args, std::size_t c_bytes, cudaStream_t stream)
     : c_bytes_(c_bytes), stream_(stream) {
   const std::size_t ref_bytes =
@@ -180,7 +172,7 @@ Verifier::Verifier(const GemmArgs& args, std::size_t c_bytes, cudaStream_t strea
                                stream),
                "cudaMemcpyAsync (keep C0)");
   }
-  if (exact_check_applies(args)) {
+  if (testing::exact_on_small_integers(args)) {
     ExactOperands& x = exact_.emplace();
     x.args = args;
     const std::int64_t a_elems = batch_span(args.m, args.k, args.a.layout, args.a.ld,

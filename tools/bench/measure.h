@@ -153,7 +153,7 @@ class GemmWorkspace {
 // reference (and with each other). The verification toolkit checks one matrix
 // at a time, so a batch is referenced and compared entry by entry, and every
 // entry must pass (BatchErrorStats). Where the problem's alpha and beta allow
-// it (exact_check_applies), each launcher also runs once on operands of small
+// it (testing::exact_on_small_integers), each launcher also runs once on operands of small
 // integers, in buffers of their own laid out as set 0's (the same offsets
 // from a 256-byte boundary, leading dimensions and strides, so the launch
 // takes the same path): there every fp32 sum is exact, and every element of
@@ -186,10 +186,6 @@ class Verifier {
   // (the output dtype's tolerance), "FAIL(exact)" or, with `repeat`,
   // "FAIL(repeat)"; result.failed unless "ok".
   void verify(const Launcher& launch, Result& result, bool repeat = true);
-
-  // Whether a run on small integers has an exact reference: alpha and beta
-  // integers of magnitude at most 4 and every partial sum under 2^24.
-  static bool exact_check_applies(const GemmArgs& args);
 
  private:
   // One set of checked operands: the GEMM, its reference (M x N per entry,
