@@ -1,0 +1,51 @@
+#!/bin/bash
+# Session 17 (2026-12-06): the review's changes on a GPU. Build carried:
+# .carry/s17.tar.xz (gitignored) = main's tcgemm-bench, tcgemm-tune and
+# tcgemm_gpu_tests (nvcc 13.0, sm_90a, Release; the commit is in the
+# results README).
+#   bash THIS suite    the GPU suite (all but the two long stream-K tail
+#                      tests; RunsOnTheCallersStream by capture, every
+#                      registry kernel exact on small integers, the
+#                      sanitizer subsets with guard bands), the Python
+#                      package built meanwhile, then pytest with a GPU
+#                      required (the captured-plan test)
+#   bash THIS checks   memcheck and racecheck on the sanitizer subsets
+#                      (TCGEMM_SANITIZER=1: no guard bands), the bench's
+#                      exact check on the ragged and batched sets and
+#                      4096^3 in eight orders, the tuner's on a few shapes,
+#                      wmma-09 skipped in timing mode and counted in
+#                      hazard mode
+export LD_LIBRARY_PATH=/usr/local/cuda/lib64
+export PATH=/usr/local/cuda/bin:$PATH
+repo=$PWD
+cd .carry && { [[ -f s17/tcgemm-bench ]] || tar xJf s17.tar.xz; }
+b=s17
+gpu() { nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv,noheader >> gpu-$1.txt; }
+pack() { tar czf $OUT/s17-$1.tar.gz *.json *.csv *.log *.txt 2>/dev/null; }
+gpu $1
+case $1 in
+suite)
+  ( t0=$SECONDS; CMAKE_BUILD_PARALLEL_LEVEL=12 python3 -m pip install --disable-pip-version-check \
+      --no-build-isolation --no-deps --target /tmp/site -Cbuild-dir=/tmp/pybuild "$repo" > pip.log 2>&1
+    echo "pip rc $? in $((SECONDS - t0)) s" >> pip.log ) &
+  pip_pid=$!
+  TCGEMM_REQUIRE_GPU=1 timeout 330 $b/tcgemm_gpu_tests --gtest_filter='-ProdChoices.StreamKTailIsCorrectOnEveryConfig:ProdChoices.StreamKWidenedTailIsCorrectOnEveryConfig' > gpu-suite.log 2>&1
+  echo "suite rc $? at $SECONDS s"; grep -E "^\[  PASSED|^\[  FAILED|FAILED  \]" gpu-suite.log | tail -8; pack suite
+  wait $pip_pid; tail -n 1 pip.log
+  (cd "$repo" && PYTHONPATH=/tmp/site TCGEMM_REQUIRE_GPU=1 timeout 150 python3 -m pytest -p no:cacheprovider -ra -q python/tests > "$repo/.carry/pytest.log" 2>&1; echo "pytest rc $? at $SECONDS s"); tail -n 3 pytest.log ;;
+checks)
+  for tool in memcheck racecheck; do
+    TCGEMM_SANITIZER=1 TCGEMM_REQUIRE_GPU=1 timeout 150 compute-sanitizer --tool $tool --error-exitcode 97 $b/tcgemm_gpu_tests --gtest_filter='ProdSweep.Sanitizer*:ProdChoices.*SanitizerSubset:ProdRepack.TwoJobsInOneLaunch' > $tool.log 2>&1
+    echo "$tool rc $? at $SECONDS s"; grep -E "SUMMARY|^\[  PASSED|^\[  FAILED" $tool.log | tail -n 3
+  done
+  pack checks
+  timeout 70 $b/tcgemm-bench --shapes ragged --kernels tcgemm --seed 7 --csv ragged.csv > ragged.txt 2>&1 || echo "FAIL ragged"
+  timeout 60 $b/tcgemm-bench --shapes batched --kernels tcgemm --seed 7 --csv batched.csv > batched.txt 2>&1 || echo "FAIL batched"
+  timeout 70 $b/tcgemm-bench --m 4096 --n 4096 --k 4096 --layout tn,nn,nt,tt,tnr,nnr,ntr,ttr --kernels tcgemm --seed 7 --csv layouts-4096.csv > layouts.txt 2>&1 || echo "FAIL layouts"
+  echo "bench at $SECONDS s"; pack checks
+  timeout 90 $b/tcgemm-tune --shape 64x4096x4096,1024x1024x1024,4095x4097x4093 --layouts tn,tnr --out tune-check.json > tune.log 2>&1 || echo "FAIL tune"
+  echo "tune at $SECONDS s"; grep -c '"status": "ok"' tune-check.json; grep -o '"status": "[^"]*"' tune-check.json | sort | uniq -c
+  timeout 30 $b/tcgemm-bench --kernels wmma-09 --layout nn --dtype fp16 --m 1024 --n 1024 --k 1024 --csv unsafe.csv > unsafe.txt 2>&1; echo "unsafe rc $?"
+  timeout 60 $b/tcgemm-bench --kernels wmma-09 --layout nn --dtype fp16 --m 1024 --n 1024 --k 1024 --hazard-runs 10 > hazard.txt 2>&1; echo "hazard rc $?"; tail -n 4 hazard.txt ;;
+esac
+gpu $1; pack $1
