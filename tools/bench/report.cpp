@@ -227,7 +227,8 @@ void write_csv(std::ostream& out, const RunInfo& info, const std::vector<Result>
   for (const std::string& line : header_lines(info)) out << "# " << line << '\n';
   out << "M,N,K,batch,dtype,out_dtype,layout,lda,ldb,ldc,stride_a,stride_b,stride_c,offset,"
          "kernel,config,median_ms,min_ms,max_ms,tflops,cublas_tflops,ratio,rel_err,max_abs_err,"
-         "status,gpu,sm_clock_mhz,seed,command,alpha,beta,l2_sets,launches_per_sample\n";
+         "status,gpu,sm_clock_mhz,seed,command,alpha,beta,l2_sets,launches_per_sample,"
+         "exact_mismatches\n";
   for (const Result& r : results) {
     const Problem& p = r.problem;
     const Derived d = derive(r);
@@ -251,7 +252,8 @@ void write_csv(std::ostream& out, const RunInfo& info, const std::vector<Result>
         << (r.sm_clock_mhz ? std::to_string(*r.sm_clock_mhz) : std::string()) << ',' << info.seed
         << ',' << csv_field(info.command) << ',' << csv_number(p.alpha) << ',' << csv_number(p.beta)
         << ',' << r.l2_sets << ','
-        << (r.timing ? std::to_string(r.timing->launches_per_sample) : std::string()) << '\n';
+        << (r.timing ? std::to_string(r.timing->launches_per_sample) : std::string()) << ','
+        << (r.exact_mismatches ? std::to_string(*r.exact_mismatches) : std::string()) << '\n';
   }
 }
 
@@ -315,6 +317,7 @@ void write_json(std::ostream& out, const RunInfo& info, const std::vector<Result
         {"max_abs_entry", error(&BatchErrorStats::max_abs_entry)},
         {"rel_err_entry", error(&BatchErrorStats::rel_fro_entry)},
         {"nonfinite", error(&testing::ErrorStats::nonfinite)},
+        {"exact_mismatches", nullable(r.exact_mismatches)},
         {"status", r.status},
         {"sm_clock_mhz", nullable(r.sm_clock_mhz)},
         {"l2_sets", r.l2_sets},
