@@ -15,6 +15,10 @@
 #                      4096^3 in eight orders, the tuner's on a few shapes,
 #                      wmma-09 skipped in timing mode and counted in
 #                      hazard mode
+#   bash THIS sets     the ragged set again (cuBLAS's inexact row now timed,
+#                      every row's exact_mismatches in the CSV), then the
+#                      llm set (tn, tnr) and the squares (bf16, fp16 tn),
+#                      the tcgemm row, each launcher checked exact
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64
 export PATH=/usr/local/cuda/bin:$PATH
 repo=$PWD
@@ -47,5 +51,12 @@ checks)
   echo "tune at $SECONDS s"; grep -c '"status": "ok"' tune-check.json; grep -o '"status": "[^"]*"' tune-check.json | sort | uniq -c
   timeout 30 $b/tcgemm-bench --kernels wmma-09 --layout nn --dtype fp16 --m 1024 --n 1024 --k 1024 --csv unsafe.csv > unsafe.txt 2>&1; echo "unsafe rc $?"
   timeout 60 $b/tcgemm-bench --kernels wmma-09 --layout nn --dtype fp16 --m 1024 --n 1024 --k 1024 --hazard-runs 10 > hazard.txt 2>&1; echo "hazard rc $?"; tail -n 4 hazard.txt ;;
+sets)
+  timeout 70 $b/tcgemm-bench --shapes ragged --kernels tcgemm --seed 7 --csv ragged-2.csv > ragged-2.txt 2>&1 || echo "FAIL ragged"
+  echo "ragged at $SECONDS s"; pack sets
+  timeout 250 $b/tcgemm-bench --shapes llm --layout tn,tnr --kernels tcgemm --seed 7 --csv llm.csv > llm.txt 2>&1 || echo "FAIL llm"
+  echo "llm at $SECONDS s"; pack sets
+  timeout $((580 - SECONDS)) $b/tcgemm-bench --shapes square --layout tn --dtype bf16,fp16 --kernels tcgemm --seed 7 --csv square.csv > square.txt 2>&1 || echo "FAIL square"
+  echo "square at $SECONDS s" ;;
 esac
 gpu $1; pack $1
