@@ -42,6 +42,7 @@
 #include <map>
 #include <memory>
 #include <numeric>
+#include <set>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -50,6 +51,7 @@
 #include <vector>
 
 #include "guarded_problem.h"
+#include "kernels/kernels.h"
 #include "kernels/prod/config.h"
 #include "kernels/prod/launch.h"
 #include "kernels/prod/skinny.h"
@@ -1265,6 +1267,62 @@ std::vector<GemmCase> tail_cases() {
 }
 
 using ProdChoices = HopperTest;
+
+// The dispatcher remembers the heuristic's picks (resolve in launch.cpp):
+// asked again, and across problems that differ in one thing a pick depends
+// on (a leading dimension, a pointer's alignment, beta, the SM budget, a
+// dtype, a layout, the batch), it gives what the tuned table or the
+// heuristic gives afresh. resolve never reads the operands: the pointers
+// are addresses only.
+TEST_F(ProdChoices, RememberedHeuristicPicksAreTheHeuristics) {
+  GemmArgs base;
+  base.m = 1000;
+  base.n = 3000;
+  base.k = 1000;
+  auto* const at = reinterpret_cast<std::uint8_t*>(std::uintptr_t{1} << 32);
+  base.a = {at, DType::kBF16, Layout::kRowMajor, 1000, 0};
+  base.b = {at + (std::size_t{1} << 28), DType::kBF16, Layout::kColMajor, 1000, 0};
+  base.c = {at + (std::size_t{2} << 28), DType::kBF16, Layout::kColMajor, 1000, 0};
+  std::vector<GemmArgs> variants(11, base);
+  variants[1].a.ld = 1001;
+  variants[2].c.ld = 1001;
+  variants[3].a.ptr = at + 2;
+  variants[4].beta = 1.0f;
+  variants[5].sm_count = 20;
+  variants[6].c.dtype = DType::kFP32;
+  variants[7].c.layout = Layout::kRowMajor;
+  variants[7].c.ld = 3000;
+  variants[8].m = 40;
+  variants[9].batch_count = 3;
+  variants[9].a.stride = 1000 * 1000;
+  variants[9].c.stride = 1000 * 3000;
+  variants[10].n = 3001;
+  std::set<std::string> picks;
+  for (int round = 0; round < 2; ++round) {
+    for (std::size_t i = 0; i < variants.size(); ++i) {
+      const GemmArgs& v = variants[i];
+      tcgemm::prod::Choice got;
+      ASSERT_TRUE(tcgemm::kernels::prod::resolve_choice(v, tcgemm::kernels::kAutoConfig, &got).ok());
+      tcgemm::prod::Choice want;
+      if (const auto tuned = tcgemm::tuned::lookup_current_device(v)) {
+        want = *tuned;
+      } else {
+        tcgemm::prod::DeviceModel model;
+        ASSERT_TRUE(tcgemm::kernels::prod::device_model(v, &model).ok());
+        want = tcgemm::prod::select(v, model);
+      }
+      EXPECT_EQ(got, want) << "variant " << i << ", round " << round << ": resolved "
+                           << tcgemm::prod::kConfigs[got.config].name << " k" << got.k_splits
+                           << ", afresh " << tcgemm::prod::kConfigs[want.config].name << " k"
+                           << want.k_splits;
+      picks.insert(std::string(tcgemm::prod::kConfigs[got.config].name) + " k" +
+                   std::to_string(got.k_splits) + (got.flipped ? " flipped" : ""));
+    }
+  }
+  // Variants that pick alike could hide a key that ignores what they
+  // change; these pick at least two different choices.
+  EXPECT_GE(picks.size(), 2u);
+}
 
 // The split flag words of a production-family workspace that are not zero
 // (every call must leave them zero), -1 where they cannot be read back.

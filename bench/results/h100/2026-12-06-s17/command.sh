@@ -19,10 +19,16 @@
 #                      every row's exact_mismatches in the CSV), then the
 #                      llm set (tn, tnr) and the squares (bf16, fp16 tn),
 #                      the tcgemm row, each launcher checked exact
+#   bash THIS cache    the heuristic's picks remembered (.carry/s17new.tar.xz
+#                      against .carry/s17old.tar.xz, the same source without
+#                      the cache): host microseconds per gemm call on
+#                      problems the table lacks and one it has, and the fp16
+#                      squares (no H100 table entries) with each build; then
+#                      the GPU suite on the new build
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64
 export PATH=/usr/local/cuda/bin:$PATH
 repo=$PWD
-cd .carry && { [[ -f s17/tcgemm-bench ]] || tar xJf s17.tar.xz; }
+cd .carry && { [[ -f s17/tcgemm-bench ]] || [[ ! -f s17.tar.xz ]] || tar xJf s17.tar.xz; }
 b=s17
 gpu() { nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv,noheader >> gpu-$1.txt; }
 pack() { tar czf $OUT/s17-$1.tar.gz *.json *.csv *.log *.txt 2>/dev/null; }
@@ -58,5 +64,20 @@ sets)
   echo "llm at $SECONDS s"; pack sets
   timeout $((580 - SECONDS)) $b/tcgemm-bench --shapes square --layout tn --dtype bf16,fp16 --kernels tcgemm --seed 7 --csv square.csv > square.txt 2>&1 || echo "FAIL square"
   echo "square at $SECONDS s" ;;
+cache)
+  tar xJf s17new.tar.xz && tar xJf s17old.tar.xz
+  shapes="--shape 1000x1000x1000 --shape 512x512x1000 --shape 100x3000x1000 --shape 1024x1024x1024"
+  for round in 1 2; do
+    for build in s17old s17new; do
+      echo "== $build round $round" >> host-overhead.txt
+      timeout 60 $build/tcgemm-host-overhead $shapes >> host-overhead.txt 2>&1 || echo "FAIL host $build"
+    done
+  done
+  for build in s17old s17new; do
+    timeout 60 $build/tcgemm-bench --shapes square --layout tn --dtype fp16 --kernels tcgemm --seed 7 --csv square-fp16-$build.csv > /dev/null 2>&1 || echo "FAIL square $build"
+  done
+  echo "host and squares at $SECONDS s"; pack cache
+  TCGEMM_REQUIRE_GPU=1 timeout $((560 - SECONDS)) s17new/tcgemm_gpu_tests --gtest_filter='-ProdChoices.StreamKTailIsCorrectOnEveryConfig:ProdChoices.StreamKWidenedTailIsCorrectOnEveryConfig' > gpu-suite-cache.log 2>&1
+  echo "suite rc $? at $SECONDS s"; grep -E "^\[  PASSED|^\[  FAILED|FAILED  \]" gpu-suite-cache.log | tail -8 ;;
 esac
 gpu $1; pack $1
