@@ -1,8 +1,9 @@
 """python -m tcgemm.bench: tcgemm.matmul against torch on the same tensors.
 
-For every problem both contenders are verified against an fp32 reference,
-then timed the way tcgemm-bench times (docs/benchmarking.md,
-tools/bench/runner.cpp):
+For every problem both contenders are verified against an fp32 reference
+(and tcgemm's result, on small-integer operands laid out the same way,
+must be exact element for element), then timed the way tcgemm-bench times
+(docs/benchmarking.md, tools/bench/runner.cpp):
 
 - CUDA events around the launches on torch's current stream; median of
   ``--iters`` samples (min and max in the CSV), ``--warmup`` launches first;
@@ -135,6 +136,7 @@ class Contenders:
 
     def __init__(self, torch, tcgemm, problem, dtype, out_dtype, l2_bytes, generator):
         self.torch = torch
+        self.tcgemm_module, self.out_dtype, self.generator = tcgemm, out_dtype, generator
         p = problem
         item = 2
         out_item = 4 if out_dtype == torch.float32 else 2
@@ -181,6 +183,24 @@ class Contenders:
             bad = int((~torch.isfinite(got)).sum().item())
             errs.append(math.inf if bad else (got - ref).norm().item() / norm)
         return errs
+
+    def exact_mismatches(self):
+        """Elements of tcgemm's result that differ from the exact one on operands
+        of small integers laid out as set 0's (the same shapes and strides,
+        fresh allocations as the timed ones are): every fp32 sum is exact
+        there, so the relative error's blind spot (a small wrong region of a
+        large C) shows."""
+        torch = self.torch
+
+        def like(t):
+            x = torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device=t.device)
+            x.copy_(torch.randint(-3, 4, t.shape, device=t.device, generator=self.generator))
+            return x
+
+        a, b = like(self.a0), like(self.b0)
+        got = self.tcgemm_module.matmul(a, b, out_dtype=self.out_dtype)
+        want = torch.matmul(a.float(), b.float()).to(got.dtype)
+        return int((got != want).sum().item())
 
 
 def _elapsed_ms(torch, fn, count):
@@ -273,6 +293,10 @@ def run_problem(torch, tcgemm, p, args, dtype, out_dtype, l2_bytes, generator):
     row.update(tcgemm_rel_err=err_tc, torch_rel_err=err_torch)
     if not err_tc < TOLERANCE[row["out_dtype"]]:
         row["status"] = f"FAIL(rel_err {err_tc:.3g})"
+        return row
+    wrong = c.exact_mismatches()
+    if wrong:
+        row["status"] = f"FAIL(exact: {wrong} elements)"
         return row
     samples, timing, launches = time_both(torch, c, args.warmup, args.iters, not args.no_graphs)
     for name, s in zip(("tcgemm", "torch"), samples):
