@@ -76,6 +76,20 @@ TEST(HazardVerdict, AnInexactSmallIntegerRunIsWrongWhateverTheRelErr) {
   EXPECT_EQ(s.wrong_rel_err, 0);
   EXPECT_NE(format_hazard_summary("k", s, kTolerance).find("1 inexact on small integers"),
             std::string::npos);
+  EXPECT_NE(format_hazard_run("k", run, kTolerance).find("        3  identical  WRONG"),
+            std::string::npos)
+      << format_hazard_run("k", run, kTolerance);
+}
+
+TEST(HazardVerdict, CublasInexactElementsAreShownNotCounted) {
+  // The control is taken as cuBLAS computes it, as in the timing mode.
+  HazardRun run = run_with(2e-4);
+  run.exact_mismatches = 12;
+  run.exact_binds = false;
+  EXPECT_FALSE(is_wrong(run, kTolerance));
+  EXPECT_NE(format_hazard_run("cublas", run, kTolerance).find("       12  identical  ok"),
+            std::string::npos)
+      << format_hazard_run("cublas", run, kTolerance);
 }
 
 TEST(HazardSummary, CountsWrongRunsByKindAndRerunsThatDiffered) {

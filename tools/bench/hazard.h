@@ -31,12 +31,15 @@ struct HazardRun {
   // Elements of the small-integer run (Verifier) that are not the exact
   // reference rounded to C's dtype; 0 where that check does not apply.
   std::int64_t exact_mismatches = 0;
+  // Whether exact_mismatches makes the run wrong: not for cuBLAS, the
+  // control, which is taken as cuBLAS computes (the normal mode's rule).
+  bool exact_binds = true;
 };
 
 // The verdict of the normal mode's check without the repeat part: a run is
 // wrong when some element is not finite, the relative error is not below
-// the tolerance (a NaN rel_err counts as wrong) or an element of the
-// small-integer run is not exact.
+// the tolerance (a NaN rel_err counts as wrong) or, where it binds, an
+// element of the small-integer run is not exact.
 bool is_wrong(const HazardRun& run, double tolerance);
 
 struct HazardSummary {

@@ -93,8 +93,10 @@ Hazard mode (--hazard-runs N): for kernels with a data race (wmma-09), where
 one verified run proves nothing. Each selected kernel, and cuBLAS as the
 control, runs N times, run i on fresh inputs (seed + 3 (i - 1), printed),
 against the reference and against an immediate re-run on the same inputs; the
-report counts the wrong runs (a non-finite element or rel_err over the
-tolerance) and the runs that differed from their re-run, with the median and
+report counts the wrong runs (a non-finite element, rel_err over the
+tolerance, or an inexact element of the run on small integers; cuBLAS's
+inexact elements are shown, not counted) and the runs that differed from
+their re-run, with the median and
 worst rel_err. Nothing is timed; no --csv/--json. Example:
   tcgemm-bench --kernels wmma-09 --layout nn --dtype fp16 --m 1024 --n 1024
                --k 1024 --hazard-runs 50

@@ -165,8 +165,11 @@ class GemmWorkspace {
 // tile of zeros in a 16384 x 28672 output).
 class Verifier {
  public:
-  // `args` (set 0, workspace attached); `c_bytes`: OperandSets::c_bytes().
-  Verifier(const GemmArgs& args, std::size_t c_bytes, cudaStream_t stream);
+  // `args` (set 0, workspace attached); `c_bytes`: OperandSets::c_bytes();
+  // `exact_seed`: the small-integer operands' (the run's seed, so that each
+  // hazard run gets its own).
+  Verifier(const GemmArgs& args, std::size_t c_bytes, cudaStream_t stream,
+           std::uint64_t exact_seed);
 
   // What the checked runs came to.
   struct Checked {
@@ -174,7 +177,7 @@ class Verifier {
     bool repeatable = false;  // the second run gave the same bits (all entries); true unchecked
     // The small-integer run: elements of C (every entry) that are not the
     // rounded exact reference, unwritten ones included; nullopt where the
-    // exact check does not apply.
+    // exact check does not apply, or its buffers did not fit in memory.
     std::optional<std::int64_t> exact_mismatches;
   };
 
@@ -189,8 +192,8 @@ class Verifier {
   // (the output dtype's tolerance), "FAIL(exact)" or, with `repeat`,
   // "FAIL(repeat)"; result.failed unless "ok". The cuBLAS row is the
   // baseline, timed as cuBLAS computes: its exact_mismatches are reported,
-  // never a failure (8191 x 8192 x 8192 bf16 tn is not exact on cuBLAS
-  // 13.1, the H100 in session 17).
+  // never a failure (cuBLAS's default math mode may reduce in the output's
+  // precision: 8191 x 8192 x 8192 bf16 tn is not exact on cuBLAS 13.1).
   void verify(const Launcher& launch, Result& result, bool repeat = true);
 
  private:
@@ -209,6 +212,8 @@ class Verifier {
     testing::DeviceBuffer c;
   };
 
+  // Allocates and fills exact_'s buffers, laid out as args' operands.
+  void place_exact_operands(const GemmArgs& args, std::uint64_t seed);
   // C back to its checked-run start: NaN poison, or C0 when beta != 0.
   void reset_c(const Operands& operands);
   // One launch to completion on `operands`; false (with the status set) when

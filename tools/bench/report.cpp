@@ -195,7 +195,8 @@ void print_hazard_problem(std::FILE* out, std::span<const HazardReport> reports)
   const double tolerance = testing::tolerance_for(p.output);
   std::fprintf(out,
                "\n%lldx%lldx%lld %s %s, batch %s, ld %s, offset %lld, alpha %g, beta %g: a run is "
-               "wrong when C has a non-finite element or rel_err >= %.0e (in any batch entry)\n",
+               "wrong when C has a non-finite element or rel_err >= %.0e (in any batch entry), or "
+               "when an element of its small-integer run is inexact (inexact; not for cuBLAS)\n",
                static_cast<long long>(p.m), static_cast<long long>(p.n),
                static_cast<long long>(p.k), dtype_label(p).c_str(), layouts_name(p.layouts).c_str(),
                batch_label(p).c_str(), ld_label(p).c_str(), static_cast<long long>(p.offset),

@@ -67,7 +67,7 @@ std::string shape_name(const ShapeKey& key);
 // tuned::kSkinnyKernel, the small-M path, with k_splits 1), a K split
 // (as candidates() gives it: already effective), the median per-launch time
 // in milliseconds (unset when it did not verify or could not be timed), and
-// the check's verdict ("ok", "FAIL(rel_err)", "FAIL(nonfinite)",
+// the check's verdict ("ok", "FAIL(rel_err)", "FAIL(nonfinite)", "FAIL(exact)",
 // "error: ...").
 struct Measured {
   std::string config;
