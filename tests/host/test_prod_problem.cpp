@@ -13,6 +13,7 @@
 #include <string_view>
 
 #include "dispatch.h"
+#include "kernels/kernels.h"
 #include "kernels/prod/config.h"
 #include "kernels/prod/problem.h"
 #include "plan/device_spec.h"
@@ -979,3 +980,108 @@ TEST(TensorMapPromotion, FollowsTheRowPitch) {
   EXPECT_EQ(tcgemm::l2_promotion_bytes(136 * kBf16), 128u);
   EXPECT_EQ(tcgemm::l2_promotion_bytes(0), 256u);  // a one-row map
 }
+
+namespace {
+
+// The dispatcher remembers the heuristic's picks by HeuristicKey
+// (kernels/prod/launch.cpp): two calls with equal keys must get the same
+// pick, which holds if the key keeps everything select() reads. Random
+// problems (every storage order and dtype, padded leading dimensions,
+// element-aligned pointer offsets, batches, beta, SM budgets) against
+// copies changed only where the key says the pick does not look (alpha,
+// beta's non-zero value, a pointer moved by whole 16-byte steps, an SM
+// budget that does not bind): equal keys, equal picks, for the dispatcher's
+// pick, the batch-invariant one and a named row's split; and any change the
+// key does keep changes it.
+TEST(ProdHeuristicKey, EqualKeysGiveEqualPicks) {
+  const tcgemm::prod::DeviceModel device = h200_model();
+  std::uint64_t state = 0x9e3779b97f4a7c15ull;
+  const auto next = [&state](std::uint64_t bound) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return (state >> 33) % bound;
+  };
+  const std::int64_t sizes[] = {1, 7, 40, 100, 128, 520, 1000, 2047, 4096, 8192};
+  int compared = 0;
+  for (int trial = 0; trial < 400; ++trial) {
+    const std::int64_t m = sizes[next(10)];
+    const std::int64_t n = sizes[next(10)];
+    const std::int64_t k = sizes[next(10)];
+    const DType in = next(2) == 0 ? DType::kBF16 : DType::kFP16;
+    const DType out = next(3) == 0 ? DType::kFP32 : in;
+    GemmArgs args = problem(m, n, k, next(2) == 0 ? kRow : kCol, next(2) == 0 ? kRow : kCol,
+                            next(2) == 0 ? kRow : kCol, in, out);
+    const std::int64_t pads[] = {0, 1, 8};
+    args.a.ld += pads[next(3)];
+    args.b.ld += pads[next(3)];
+    args.c.ld += pads[next(3)];
+    args.a.ptr = fake_ptr(2 * next(128));
+    args.b.ptr = fake_ptr((std::uintptr_t{1} << 28) + 2 * next(128));
+    args.c.ptr = fake_ptr((std::uintptr_t{2} << 28) + tcgemm::size_of(out) * next(64));
+    if (next(3) == 0) {
+      args.batch_count = 3;
+      args.a.stride = next(2) == 0 ? 0 : args.a.ld * (args.a.layout == kRow ? m : k) + next(9);
+      args.b.stride = args.a.stride == 0 ? args.b.ld * (args.b.layout == kRow ? k : n)
+                                         : next(2) * args.b.ld * (args.b.layout == kRow ? k : n);
+      args.c.stride = args.c.ld * (args.c.layout == kRow ? m : n) + next(9);
+    }
+    args.beta = next(2) == 0 ? 0.0f : 1.0f;
+    args.alpha = 1.0f;
+    args.sm_count = next(3) == 0 ? 20 : 0;
+    ASSERT_TRUE(tcgemm::validate(args).ok()) << tcgemm::validate(args).message;
+
+    GemmArgs same = args;  // only what the key leaves out changes
+    same.alpha = -2.5f;
+    if (same.beta != 0.0f) same.beta = 0.75f;
+    const auto moved = [](const void* p, std::uintptr_t steps) {
+      return reinterpret_cast<const std::uint8_t*>(p) + 16 * steps;
+    };
+    same.a.ptr = moved(args.a.ptr, 1 + next(8));
+    same.b.ptr = moved(args.b.ptr, 1 + next(8));
+    same.c.ptr = const_cast<std::uint8_t*>(moved(args.c.ptr, 1 + next(8)));
+    if (same.sm_count == 0) same.sm_count = 500;  // more than the device: not binding
+    for (const int config : {tcgemm::kernels::kAutoConfig, tcgemm::kernels::kInvariantConfig, 0}) {
+      const auto key = tcgemm::prod::heuristic_key(args, 0, config, device.sm_count);
+      ASSERT_EQ(key, tcgemm::prod::heuristic_key(same, 0, config, device.sm_count))
+          << "trial " << trial;
+      EXPECT_EQ(tcgemm::prod::HeuristicKeyHash{}(key),
+                tcgemm::prod::HeuristicKeyHash{}(
+                    tcgemm::prod::heuristic_key(same, 0, config, device.sm_count)));
+      const auto pick_of = [&](const GemmArgs& a) {
+        const tcgemm::prod::DeviceModel model = tcgemm::prod::budgeted(device, a.sm_count);
+        if (config >= 0) {
+          return tcgemm::prod::select_split(tcgemm::prod::canonicalize(a), model, config);
+        }
+        return tcgemm::prod::select(a, model, config == tcgemm::kernels::kInvariantConfig);
+      };
+      EXPECT_EQ(pick_of(args), pick_of(same)) << "trial " << trial << ", config " << config;
+      ++compared;
+    }
+  }
+  EXPECT_EQ(compared, 1200);
+
+  // What the key keeps, it tells apart.
+  const GemmArgs base = problem(1000, 3000, 1000, kRow, kCol, kCol);
+  const auto key = [&](const GemmArgs& a, int device = 0, int config = -1) {
+    return tcgemm::prod::heuristic_key(a, device, config, 132);
+  };
+  std::vector<GemmArgs> changed(12, base);
+  changed[0].m = 999;
+  changed[1].n = 2999;
+  changed[2].k = 999;
+  changed[3].a.ld = 1001;
+  changed[4].b.ld = 1001;
+  changed[5].c.ld = 1001;
+  changed[6].a.ptr = fake_ptr(2);
+  changed[7].c.dtype = DType::kFP32;
+  changed[8].c.layout = kRow;
+  changed[9].beta = 1.0f;
+  changed[10].sm_count = 20;
+  changed[11].batch_count = 2;
+  for (std::size_t i = 0; i < changed.size(); ++i) {
+    EXPECT_NE(key(base), key(changed[i])) << "change " << i;
+  }
+  EXPECT_NE(key(base), key(base, 1));
+  EXPECT_NE(key(base), key(base, 0, tcgemm::kernels::kInvariantConfig));
+}
+
+}  // namespace

@@ -7,7 +7,6 @@
 
 #include <cstdint>
 #include <cstdlib>
-#include <cstring>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -39,72 +38,13 @@ using tcgemm::prod::Problem;
 
 using tcgemm::prod::Choice;
 
-// The choice `config` names (its best split, in the native orientation), or
-// the dispatcher's when it is kAutoConfig: the tuned table's entry for the
-// problem if it has one, else the heuristic's over both orientations
-// (kInvariantConfig: the batch-invariant pick, never the table's, whose
-// entries depend on M).
-// What the heuristic's pick depends on, beyond the device: the shape, the
-// dtypes and layouts, the leading dimensions and strides, each pointer's
-// offset from a 256-byte boundary (the operand and epilogue paths), the
-// scalars, the SM budget and the config asked for.
-struct HeuristicKey {
-  int device = 0;
-  int config = 0;
-  std::int64_t m = 0, n = 0, k = 0, batch_count = 0;
-  std::int64_t ld[3] = {}, stride[3] = {};
-  std::uint32_t offset[3] = {};
-  std::uint32_t alpha = 0, beta = 0;  // bits
-  int sm_count = 0;
-  DType dtype[3] = {};
-  Layout layout[3] = {};
-
-  static HeuristicKey of(const GemmArgs& a, int device, int config) {
-    HeuristicKey key;
-    key.device = device;
-    key.config = config;
-    key.m = a.m;
-    key.n = a.n;
-    key.k = a.k;
-    key.batch_count = a.batch_count;
-    const auto offset = [](const void* p) {
-      return static_cast<std::uint32_t>(reinterpret_cast<std::uintptr_t>(p) % 256);
-    };
-    key.ld[0] = a.a.ld, key.ld[1] = a.b.ld, key.ld[2] = a.c.ld;
-    key.stride[0] = a.a.stride, key.stride[1] = a.b.stride, key.stride[2] = a.c.stride;
-    key.offset[0] = offset(a.a.ptr), key.offset[1] = offset(a.b.ptr), key.offset[2] = offset(a.c.ptr);
-    std::memcpy(&key.alpha, &a.alpha, sizeof key.alpha);
-    std::memcpy(&key.beta, &a.beta, sizeof key.beta);
-    key.sm_count = a.sm_count;
-    key.dtype[0] = a.a.dtype, key.dtype[1] = a.b.dtype, key.dtype[2] = a.c.dtype;
-    key.layout[0] = a.a.layout, key.layout[1] = a.b.layout, key.layout[2] = a.c.layout;
-    return key;
-  }
-  bool operator==(const HeuristicKey&) const = default;
-};
-
-struct HeuristicKeyHash {
-  std::size_t operator()(const HeuristicKey& key) const {
-    std::uint64_t h = 0xcbf29ce484222325ull;
-    const auto mix = [&h](std::uint64_t v) { h = (h ^ v) * 0x100000001b3ull; };
-    mix(static_cast<std::uint64_t>(key.device) << 32 | static_cast<std::uint32_t>(key.config));
-    for (const std::int64_t v : {key.m, key.n, key.k, key.batch_count}) mix(static_cast<std::uint64_t>(v));
-    for (int i = 0; i < 3; ++i) {
-      mix(static_cast<std::uint64_t>(key.ld[i]));
-      mix(static_cast<std::uint64_t>(key.stride[i]));
-      mix(std::uint64_t{key.offset[i]} << 16 | static_cast<std::uint64_t>(key.dtype[i]) << 8 |
-          static_cast<std::uint64_t>(key.layout[i]));
-    }
-    mix(std::uint64_t{key.alpha} << 32 | key.beta);
-    mix(static_cast<std::uint64_t>(key.sm_count));
-    return static_cast<std::size_t>(h);
-  }
-};
+using tcgemm::prod::HeuristicKey;
 
 // The heuristic's picks, remembered: select() scores every candidate in both
 // orientations (a few microseconds of host time), and a problem the tuned
 // table lacks would pay that on every call. At most kEntries problems; a
-// full cache starts over.
+// full cache starts over. One mutex: a lookup holds it for a hash and a
+// probe.
 class HeuristicCache {
  public:
   std::optional<Choice> find(const HeuristicKey& key) {
@@ -122,7 +62,7 @@ class HeuristicCache {
  private:
   static constexpr std::size_t kEntries = 4096;
   std::mutex mutex_;
-  std::unordered_map<HeuristicKey, Choice, HeuristicKeyHash> picks_;
+  std::unordered_map<HeuristicKey, Choice, tcgemm::prod::HeuristicKeyHash> picks_;
 };
 
 HeuristicCache& heuristic_cache() {
@@ -130,6 +70,11 @@ HeuristicCache& heuristic_cache() {
   return cache;
 }
 
+// The choice `config` names (its best split, in the native orientation), or
+// the dispatcher's when it is kAutoConfig: the tuned table's entry for the
+// problem if it has one, else the heuristic's over both orientations
+// (kInvariantConfig: the batch-invariant pick, never the table's, whose
+// entries depend on M), remembered per problem (HeuristicKey).
 Status resolve(const GemmArgs& args, int config, Choice* choice) {
   if (config == kAutoConfig) {
     if (const std::optional<Choice> tuned = tcgemm::tuned::lookup_current_device(args)) {
@@ -138,10 +83,13 @@ Status resolve(const GemmArgs& args, int config, Choice* choice) {
     }
   }
   int device = 0;
-  const bool known_device = cudaGetDevice(&device) == cudaSuccess;
-  if (!known_device) static_cast<void>(cudaGetLastError());
-  const HeuristicKey key = HeuristicKey::of(args, device, config);
-  if (known_device) {
+  tcgemm::prod::DeviceModel whole;
+  if (cudaGetDevice(&device) != cudaSuccess || !prod::device_model(&whole).ok()) {
+    static_cast<void>(cudaGetLastError());
+    device = -1;  // nothing remembered
+  }
+  const HeuristicKey key = tcgemm::prod::heuristic_key(args, device, config, whole.sm_count);
+  if (device >= 0) {
     if (const std::optional<Choice> remembered = heuristic_cache().find(key)) {
       *choice = *remembered;
       return Status::success();
@@ -154,7 +102,7 @@ Status resolve(const GemmArgs& args, int config, Choice* choice) {
   } else {
     *choice = tcgemm::prod::select(args, model, config == kInvariantConfig);
   }
-  if (known_device) heuristic_cache().remember(key, *choice);
+  if (device >= 0) heuristic_cache().remember(key, *choice);
   return Status::success();
 }
 

@@ -552,6 +552,51 @@ bool estimate_covers(const Problem& problem, const Choice& c) {
 
 }  // namespace
 
+HeuristicKey heuristic_key(const GemmArgs& a, int device, int config, int device_sms) {
+  const auto offset = [](const void* p) {
+    return static_cast<std::uint32_t>(reinterpret_cast<std::uintptr_t>(p) % kTmaAlignmentBytes);
+  };
+  HeuristicKey key;
+  key.device = device;
+  key.config = config;
+  key.m = a.m;
+  key.n = a.n;
+  key.k = a.k;
+  key.batch_count = a.batch_count;
+  const MatrixRef operands[3] = {a.a, a.b, MatrixRef{a.c.ptr, a.c.dtype, a.c.layout, a.c.ld,
+                                                     a.c.stride}};
+  for (int i = 0; i < 3; ++i) {
+    key.ld[i] = operands[i].ld;
+    key.stride[i] = operands[i].stride;
+    key.offset[i] = offset(operands[i].ptr);
+    key.dtype[i] = operands[i].dtype;
+    key.layout[i] = operands[i].layout;
+  }
+  key.beta_zero = a.beta == 0.0f;
+  key.sm_count = budget_binds(a.sm_count, device_sms) ? a.sm_count : 0;
+  return key;
+}
+
+std::size_t HeuristicKeyHash::operator()(const HeuristicKey& key) const {
+  // FNV-1a over the fields.
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  const auto mix = [&h](std::uint64_t v) { h = (h ^ v) * 0x100000001b3ull; };
+  mix(static_cast<std::uint64_t>(static_cast<std::uint32_t>(key.device)) << 32 |
+      static_cast<std::uint32_t>(key.config));
+  for (const std::int64_t v : {key.m, key.n, key.k, key.batch_count}) {
+    mix(static_cast<std::uint64_t>(v));
+  }
+  for (int i = 0; i < 3; ++i) {
+    mix(static_cast<std::uint64_t>(key.ld[i]));
+    mix(static_cast<std::uint64_t>(key.stride[i]));
+    mix(std::uint64_t{key.offset[i]} << 16 | static_cast<std::uint64_t>(key.dtype[i]) << 8 |
+        static_cast<std::uint64_t>(key.layout[i]));
+  }
+  mix(static_cast<std::uint64_t>(static_cast<std::uint32_t>(key.sm_count)) << 1 |
+      (key.beta_zero ? 1u : 0u));
+  return static_cast<std::size_t>(h);
+}
+
 Choice select(const GemmArgs& args, const DeviceModel& device, bool batch_invariant) {
   const Problem native = canonicalize(args);
   const Choice best = select(native, device, batch_invariant);

@@ -282,6 +282,33 @@ double estimate_cycles(const Problem& problem, const DeviceModel& device, Choice
 // same summation order, whatever M is.
 Choice select(const Problem& problem, const DeviceModel& device, bool batch_invariant = false);
 
+// What select() and select_split() read of a call, for remembering their
+// picks (the dispatcher's cache, kernels/prod/launch.cpp): the device
+// (ordinal), the config asked for (a table row, or the dispatcher's or the
+// batch-invariant pick), the shape and batch, each operand's dtype, layout,
+// leading dimension, batch stride and pointer offset from a 16-byte boundary
+// (the feed and epilogue paths), whether beta is 0, and the SM budget where
+// it binds (0 where it does not: budget_binds). Nothing else of GemmArgs
+// enters a pick: not alpha, beta's value, a pointer past its 16-byte
+// offset, the workspace or the stream. Host-tested: keys that compare equal
+// give the same pick (tests/host/test_prod_problem.cpp).
+struct HeuristicKey {
+  int device = 0;
+  int config = 0;
+  std::int64_t m = 0, n = 0, k = 0, batch_count = 0;
+  std::int64_t ld[3] = {}, stride[3] = {};
+  std::uint32_t offset[3] = {};
+  DType dtype[3] = {};
+  Layout layout[3] = {};
+  bool beta_zero = true;
+  int sm_count = 0;
+  bool operator==(const HeuristicKey&) const = default;
+};
+HeuristicKey heuristic_key(const GemmArgs& args, int device, int config, int device_sms);
+struct HeuristicKeyHash {
+  std::size_t operator()(const HeuristicKey& key) const;
+};
+
 // The heuristic's pick over both orientations of `args` (validate() passed,
 // M, N, K >= 1): select() on the native problem and on the flipped one, the
 // flipped choice taken only where its estimate, with the register
