@@ -166,7 +166,11 @@ _TORCH_PLANS = {}
 _TORCH_PLANS_MAX = 1024
 # Plans a CUDA graph captured: the graph replays their workspace (repacked
 # operands, K-split partial sums), so they live as long as the process, past
-# any clearing of _TORCH_PLANS (by id: one entry per plan).
+# any clearing of _TORCH_PLANS (by id: one entry per plan), and with them
+# their workspaces, graph or no graph: a process that captures many
+# distinct problems holds a plan for each. A captured plan's workspace is
+# also the eager calls' on the capture stream: replaying the graph on
+# another stream while such calls run would share it.
 _CAPTURED_PLANS = {}
 _PLANS_ON = os.environ.get("TCGEMM_PYTHON_PLANS", "1") != "0"
 
