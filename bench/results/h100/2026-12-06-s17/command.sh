@@ -25,6 +25,11 @@
 #                      problems the table lacks and one it has, and the fp16
 #                      squares (no H100 table entries) with each build; then
 #                      the GPU suite on the new build
+#   bash THIS final    on .carry/s17f.tar.xz (the review's second round):
+#                      every registry kernel exact (fractional scalars made
+#                      integral), the remembered-pick test and the API
+#                      tests; memcheck on the stream-K sanitizer subset
+#                      without guard bands; the ragged set
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64
 export PATH=/usr/local/cuda/bin:$PATH
 repo=$PWD
@@ -79,5 +84,13 @@ cache)
   echo "host and squares at $SECONDS s"; pack cache
   TCGEMM_REQUIRE_GPU=1 timeout $((560 - SECONDS)) s17new/tcgemm_gpu_tests --gtest_filter='-ProdChoices.StreamKTailIsCorrectOnEveryConfig:ProdChoices.StreamKWidenedTailIsCorrectOnEveryConfig' > gpu-suite-cache.log 2>&1
   echo "suite rc $? at $SECONDS s"; grep -E "^\[  PASSED|^\[  FAILED|FAILED  \]" gpu-suite-cache.log | tail -8 ;;
+final)
+  tar xJf s17f.tar.xz
+  TCGEMM_REQUIRE_GPU=1 timeout 150 s17f/tcgemm_gpu_tests --gtest_filter='AllKernels/KernelVsReference.*:ProdChoices.Remembered*:GemmApi.*' > final-tests.log 2>&1
+  echo "tests rc $? at $SECONDS s"; grep -E "^\[  PASSED|^\[  FAILED|FAILED  \]" final-tests.log | tail -8; pack final
+  TCGEMM_SANITIZER=1 TCGEMM_REQUIRE_GPU=1 timeout 60 compute-sanitizer --tool memcheck --error-exitcode 97 s17f/tcgemm_gpu_tests --gtest_filter='ProdChoices.StreamKTailSanitizerSubset' > final-memcheck.log 2>&1
+  echo "memcheck rc $? at $SECONDS s"; grep -E "SUMMARY|^\[  PASSED" final-memcheck.log | tail -2; pack final
+  timeout 40 s17f/tcgemm-bench --shapes ragged --kernels tcgemm --seed 7 --csv final-ragged.csv > final-ragged.txt 2>&1 || echo "FAIL ragged"
+  echo "ragged at $SECONDS s" ;;
 esac
 gpu $1; pack $1
