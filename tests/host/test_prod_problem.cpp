@@ -991,8 +991,8 @@ namespace {
 // copies changed only where the key says the pick does not look (alpha,
 // beta's non-zero value, a pointer moved by whole 16-byte steps, an SM
 // budget that does not bind): equal keys, equal picks, for the dispatcher's
-// pick, the batch-invariant one and a named row's split; and any change the
-// key does keep changes it.
+// pick, the batch-invariant one and a named row's split; and a change of one
+// kept field that moves the pick moves the key.
 TEST(ProdHeuristicKey, EqualKeysGiveEqualPicks) {
   const tcgemm::prod::DeviceModel device = h200_model();
   std::uint64_t state = 0x9e3779b97f4a7c15ull;
@@ -1002,6 +1002,7 @@ TEST(ProdHeuristicKey, EqualKeysGiveEqualPicks) {
   };
   const std::int64_t sizes[] = {1, 7, 40, 100, 128, 520, 1000, 2047, 4096, 8192};
   int compared = 0;
+  int pick_moves = 0;
   for (int trial = 0; trial < 400; ++trial) {
     const std::int64_t m = sizes[next(10)];
     const std::int64_t n = sizes[next(10)];
@@ -1056,15 +1057,49 @@ TEST(ProdHeuristicKey, EqualKeysGiveEqualPicks) {
       EXPECT_EQ(pick_of(args), pick_of(same)) << "trial " << trial << ", config " << config;
       ++compared;
     }
+
+    // One kept field at a time: where the change moves the pick, it must
+    // move the key (a key that dropped the field would hand the old pick
+    // back). Pairs that differ in that field only.
+    std::vector<std::pair<GemmArgs, GemmArgs>> pairs(7, {args, args});
+    pairs[0].second.c.ptr = static_cast<std::uint8_t*>(args.c.ptr) + tcgemm::size_of(out);
+    pairs[1].second.c.ld += 1;
+    pairs[2].second.a.ld += 1;
+    pairs[3].second.b.ld += 1;
+    pairs[4].second.beta = args.beta == 0.0f ? 1.0f : 0.0f;
+    pairs[5].second.sm_count = args.sm_count == 0 ? 20 : 0;
+    pairs[6].second.c.dtype = out == DType::kFP32 ? in : DType::kFP32;
+    if (args.batch_count == 1) {
+      GemmArgs shared = args;  // batched, A and B one matrix for every entry
+      shared.batch_count = 3;
+      shared.c.stride = args.c.ld * (args.c.layout == kRow ? m : n);
+      GemmArgs per_entry = shared;  // A per entry
+      per_entry.a.stride = args.a.ld * (args.a.layout == kRow ? m : k);
+      pairs.emplace_back(shared, per_entry);
+    }
+    for (std::size_t f = 0; f < pairs.size(); ++f) {
+      const auto& [from, to] = pairs[f];
+      if (!tcgemm::validate(from).ok() || !tcgemm::validate(to).ok()) continue;
+      if (tcgemm::prod::select(from, tcgemm::prod::budgeted(device, from.sm_count)) ==
+          tcgemm::prod::select(to, tcgemm::prod::budgeted(device, to.sm_count))) {
+        continue;
+      }
+      ++pick_moves;
+      EXPECT_NE(tcgemm::prod::heuristic_key(from, 0, -1, device.sm_count),
+                tcgemm::prod::heuristic_key(to, 0, -1, device.sm_count))
+          << "trial " << trial << ", change " << f << " moves the pick but not the key";
+    }
   }
   EXPECT_EQ(compared, 1200);
+  // The one-field changes above move some picks (else they test nothing).
+  EXPECT_GE(pick_moves, 50);
 
   // What the key keeps, it tells apart.
   const GemmArgs base = problem(1000, 3000, 1000, kRow, kCol, kCol);
-  const auto key = [&](const GemmArgs& a, int device = 0, int config = -1) {
-    return tcgemm::prod::heuristic_key(a, device, config, 132);
+  const auto key = [](const GemmArgs& a, int ordinal = 0, int config = -1) {
+    return tcgemm::prod::heuristic_key(a, ordinal, config, 132);
   };
-  std::vector<GemmArgs> changed(12, base);
+  std::vector<GemmArgs> changed(14, base);
   changed[0].m = 999;
   changed[1].n = 2999;
   changed[2].k = 999;
@@ -1077,9 +1112,14 @@ TEST(ProdHeuristicKey, EqualKeysGiveEqualPicks) {
   changed[9].beta = 1.0f;
   changed[10].sm_count = 20;
   changed[11].batch_count = 2;
+  changed[12].c.ptr = static_cast<std::uint8_t*>(fake_ptr()) + 2;
+  changed[13].b.ptr = static_cast<const std::uint8_t*>(fake_ptr()) + 2;
   for (std::size_t i = 0; i < changed.size(); ++i) {
     EXPECT_NE(key(base), key(changed[i])) << "change " << i;
   }
+  GemmArgs per_entry = changed[11];  // batched: A per entry, against one A
+  per_entry.a.stride = 1000 * 1000;
+  EXPECT_NE(key(changed[11]), key(per_entry));
   EXPECT_NE(key(base), key(base, 1));
   EXPECT_NE(key(base), key(base, 0, tcgemm::kernels::kInvariantConfig));
 }

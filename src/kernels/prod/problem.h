@@ -282,16 +282,19 @@ double estimate_cycles(const Problem& problem, const DeviceModel& device, Choice
 // same summation order, whatever M is.
 Choice select(const Problem& problem, const DeviceModel& device, bool batch_invariant = false);
 
-// What select() and select_split() read of a call, for remembering their
-// picks (the dispatcher's cache, kernels/prod/launch.cpp): the device
+// Everything select() and select_split() read of a call, for remembering
+// their picks (the dispatcher's cache, kernels/prod/launch.cpp): the device
 // (ordinal), the config asked for (a table row, or the dispatcher's or the
 // batch-invariant pick), the shape and batch, each operand's dtype, layout,
 // leading dimension, batch stride and pointer offset from a 16-byte boundary
 // (the feed and epilogue paths), whether beta is 0, and the SM budget where
-// it binds (0 where it does not: budget_binds). Nothing else of GemmArgs
-// enters a pick: not alpha, beta's value, a pointer past its 16-byte
-// offset, the workspace or the stream. Host-tested: keys that compare equal
-// give the same pick (tests/host/test_prod_problem.cpp).
+// it binds (0 where it does not: budget_binds). Some of it a pick does not
+// always depend on (A's and B's offsets and leading dimensions only through
+// whether they are repacked, a stride at batch 1): such calls only miss the
+// cache more often. Left out, as no pick reads them: alpha, beta's value, a
+// pointer past its 16-byte offset, the workspace, the stream. Host-tested
+// (tests/host/test_prod_problem.cpp): equal keys give equal picks, and a
+// one-field change that moves the pick moves the key.
 struct HeuristicKey {
   int device = 0;
   int config = 0;
