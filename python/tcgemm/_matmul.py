@@ -165,12 +165,12 @@ def _record_streams(tensors, handle: int, device_id: int) -> None:
 _TORCH_PLANS = {}
 _TORCH_PLANS_MAX = 1024
 # Plans a CUDA graph captured: the graph replays their workspace (repacked
-# operands, K-split partial sums), so they live as long as the process, past
-# any clearing of _TORCH_PLANS (by id: one entry per plan), and with them
-# their workspaces, graph or no graph: a process that captures many
-# distinct problems holds a plan for each. A captured plan's workspace is
-# also the eager calls' on the capture stream: replaying the graph on
-# another stream while such calls run would share it.
+# operands, K-split partial sums), so they live as long as the process (by
+# id: one entry per plan), and with them their workspaces, graph or no
+# graph: a process that captures many distinct problems holds a plan for
+# each. A captured plan leaves _TORCH_PLANS, so that later eager calls of
+# its problem make a plan (and a workspace) of their own rather than share
+# the graph's.
 _CAPTURED_PLANS = {}
 _PLANS_ON = os.environ.get("TCGEMM_PYTHON_PLANS", "1") != "0"
 
@@ -197,6 +197,7 @@ def _torch_fast(function, a, b, alpha, out_dtype):
 
     if torch.cuda.is_current_stream_capturing():
         _CAPTURED_PLANS[id(plan)] = plan
+        _TORCH_PLANS.pop(key, None)
     c = torch.empty(out_shape, dtype=dtype, device=device)
     status = plan.run(a_ptr, b_ptr, c.data_ptr(), _scalar(function, "alpha", alpha), 0.0, stream)
     if status is not None:

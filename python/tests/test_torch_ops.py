@@ -159,6 +159,7 @@ def test_cuda_graph_keeps_the_plan_it_replays(torch_cuda):
 
     a = ints(torch, 128, 65)[:, :63]
     b = ints(torch, 63, 96)
+    _matmul._TORCH_PLANS.clear()  # this test's warm-up makes the plan, whatever ran before
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):
@@ -170,6 +171,10 @@ def test_cuda_graph_keeps_the_plan_it_replays(torch_cuda):
     with torch.cuda.graph(graph, stream=side):
         y = tt.matmul(a, b)
     assert set(_matmul._CAPTURED_PLANS) - pinned_before, "the capture ran no remembered plan"
+    with torch.cuda.stream(side):  # an eager call after the capture: a plan of its own
+        eager = tt.matmul(a, b)
+    side.synchronize()
+    assert_exact(torch, eager, reference(torch, a, b, torch.bfloat16))
     _matmul._TORCH_PLANS.clear()  # what a full cache does
     gc.collect()
     a.copy_(ints(torch, 128, 65)[:, :63])

@@ -75,9 +75,11 @@ std::string hazard_table_header() {
 }
 
 std::string format_hazard_run(const std::string& kernel, const HazardRun& run, double tolerance) {
-  return format("%-14s %4d  %-20llu  %8.2e  %9.3g  %9lld  %9lld  %-9s  %s", kernel.c_str(),
+  const std::string inexact =
+      run.exact_mismatches < 0 ? "-" : std::to_string(run.exact_mismatches);
+  return format("%-14s %4d  %-20llu  %8.2e  %9.3g  %9lld  %9s  %-9s  %s", kernel.c_str(),
                 run.run + 1, static_cast<unsigned long long>(run.seed), run.rel_err, run.max_abs,
-                static_cast<long long>(run.nonfinite), static_cast<long long>(run.exact_mismatches),
+                static_cast<long long>(run.nonfinite), inexact.c_str(),
                 run.rerun_differs ? "differs" : "identical", is_wrong(run, tolerance) ? "WRONG" : "ok");
 }
 

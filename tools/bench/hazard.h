@@ -29,7 +29,7 @@ struct HazardRun {
   std::int64_t nonfinite = 0;  // NaN or Inf elements of C
   bool rerun_differs = false;  // an immediate re-run on the same inputs gave other bits
   // Elements of the small-integer run (Verifier) that are not the exact
-  // reference rounded to C's dtype; 0 where that check does not apply.
+  // reference rounded to C's dtype; -1 where that run did not happen.
   std::int64_t exact_mismatches = 0;
   // Whether exact_mismatches makes the run wrong: not for cuBLAS, the
   // control, which is taken as cuBLAS computes (the normal mode's rule).

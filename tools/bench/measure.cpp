@@ -174,16 +174,19 @@ Verifier::Verifier(const GemmArgs& args, std::size_t c_bytes, cudaStream_t strea
                                stream),
                "cudaMemcpyAsync (keep C0)");
   }
+  // The repeat check's copy of the first run's C, before the small-integer
+  // buffers, which are the ones to go without when memory runs short.
+  first_ = DeviceBuffer(c_bytes);
   if (testing::exact_on_small_integers(args)) {
-    // Its own copies of A, B and C and a second reference: where they do not
-    // fit beside the timed operands, the problem is checked without them
-    // (exact_mismatches empty) rather than not at all.
+    // Their own copies of A, B and C and a second reference: where they do
+    // not fit beside the timed operands, the problem is checked without
+    // them (exact_mismatches empty) rather than not at all.
     try {
       exact_.emplace();
       place_exact_operands(args, exact_seed + kExactSeedOffset);
-    } catch (const testing::DeviceAllocError&) {
+    } catch (const testing::DeviceAllocError& e) {
+      if (e.error() != cudaErrorMemoryAllocation) throw;
       exact_.reset();
-      static_cast<void>(cudaGetLastError());
     }
   }
   for (const Operands* operands : {static_cast<const Operands*>(&set0_),
@@ -234,8 +237,6 @@ std::optional<Verifier::Checked> Verifier::check(const Launcher& launch, Result&
   }
   checked.repeatable = true;
   if (repeat) {
-    // The copy of the first run's C is made on the first repeat check only.
-    if (first_.get() == nullptr) first_ = DeviceBuffer(c_bytes_);
     check_cuda(
         cudaMemcpyAsync(first_.get(), args.c.ptr, c_bytes_, cudaMemcpyDeviceToDevice, stream_),
         "cudaMemcpyAsync (keep the first run's C)");

@@ -231,7 +231,7 @@ void Runner::hazard_runs(const Problem& problem, int runs, std::span<HazardRepor
           .max_abs = checked->stats.max_abs,
           .nonfinite = checked->stats.nonfinite,
           .rerun_differs = !checked->repeatable,
-          .exact_mismatches = checked->exact_mismatches.value_or(0),
+          .exact_mismatches = checked->exact_mismatches.value_or(-1),
           .exact_binds = contenders_[i].kind != Contender::Kind::kCublas,
       });
     }
