@@ -82,27 +82,24 @@ Status resolve(const GemmArgs& args, int config, Choice* choice) {
       return Status::success();
     }
   }
-  int device = 0;
+  // The device once: its model (cached per device) for the heuristic, its
+  // ordinal for the key.
   tcgemm::prod::DeviceModel whole;
-  if (cudaGetDevice(&device) != cudaSuccess || !prod::device_model(&whole).ok()) {
-    static_cast<void>(cudaGetLastError());
-    device = -1;  // nothing remembered
-  }
+  if (Status s = prod::device_model(&whole); !s.ok()) return s;
+  int device = 0;
+  static_cast<void>(cudaGetDevice(&device));  // succeeded just now, in device_model
   const HeuristicKey key = tcgemm::prod::heuristic_key(args, device, config, whole.sm_count);
-  if (device >= 0) {
-    if (const std::optional<Choice> remembered = heuristic_cache().find(key)) {
-      *choice = *remembered;
-      return Status::success();
-    }
+  if (const std::optional<Choice> remembered = heuristic_cache().find(key)) {
+    *choice = *remembered;
+    return Status::success();
   }
-  tcgemm::prod::DeviceModel model;
-  if (Status s = prod::device_model(args, &model); !s.ok()) return s;
+  const tcgemm::prod::DeviceModel model = tcgemm::prod::budgeted(whole, args.sm_count);
   if (config >= 0) {
     *choice = tcgemm::prod::select_split(tcgemm::prod::canonicalize(args), model, config);
   } else {
     *choice = tcgemm::prod::select(args, model, config == kInvariantConfig);
   }
-  if (device >= 0) heuristic_cache().remember(key, *choice);
+  heuristic_cache().remember(key, *choice);
   return Status::success();
 }
 
