@@ -29,6 +29,15 @@ __device__ __forceinline__ void cluster_sync() {
           : "memory");
 }
 
+// cluster_sync's two halves, for work that needs neither side of the barrier
+// to run while its round trip is in flight (same .aligned rule).
+__device__ __forceinline__ void cluster_arrive() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
+}
+__device__ __forceinline__ void cluster_wait() {
+  asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
+
 // One arrival on the mbarrier at the same shared-memory offset as `bar` in
 // cluster CTA `cta` (which may be this CTA): mapa translates the address into
 // the peer's window of the cluster's shared memory (PTX ISA 9.7.9.21).

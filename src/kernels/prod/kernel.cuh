@@ -576,6 +576,29 @@ __global__ void __launch_bounds__(Shape<kConfig>::kThreads, Shape<kConfig>::kCta
   extern __shared__ std::uint8_t smem_raw[];
   auto& smem = *reinterpret_cast<SharedStorage<TIn, TOut, kConfig>*>(
       (reinterpret_cast<std::uintptr_t>(smem_raw) + 1023) & ~std::uintptr_t{1023});
+  const int warpgroup = threadIdx.x / S::kWarpgroupThreads;
+  if (threadIdx.x == 0) {
+    // The tensor maps are launch parameters (nothing the kernel before this
+    // one writes): into the TMA unit's descriptor cache now, not on the
+    // first load's path.
+    ptx::tma_prefetch_descriptor(&map_a);
+    ptx::tma_prefetch_descriptor(&map_b);
+    if constexpr (kTmaStore) ptx::tma_prefetch_descriptor(&map_c);
+    for (int s = 0; s < S::kStages; ++s) {
+      ptx::mbarrier_init(&smem.full[s], 1);
+      ptx::mbarrier_init(&smem.empty[s], S::kConsumers * S::kClusterM);
+    }
+    ptx::fence_mbarrier_init();
+  }
+  // A peer's TMA multicast and consumers use our barriers: inits visible
+  // cluster-wide first. Each side waits for the barrier in its own branch,
+  // so that the producer can find its first work item meanwhile.
+  if constexpr (S::kClusterM > 1) {
+    ptx::cluster_arrive();
+  } else {
+    __syncthreads();
+  }
+  // The schedule's divisions, while the barrier's round trip is in flight.
   const std::int64_t pairs_m = sched::ceil_div(p.tiles_m, S::kClusterM);
   const std::int64_t units_per_batch = pairs_m * p.tiles_n;
   const std::int64_t units = units_per_batch * p.batch_count;
@@ -606,43 +629,46 @@ __global__ void __launch_bounds__(Shape<kConfig>::kThreads, Shape<kConfig>::kCta
     return {{s.unit, -1}, {s.k_begin, s.k_end}, s.peers};
   };
 
-  const int warpgroup = threadIdx.x / S::kWarpgroupThreads;
-  if (threadIdx.x == 0) {
-    // The tensor maps are launch parameters (nothing the kernel before this
-    // one writes): into the TMA unit's descriptor cache now, not on the
-    // first load's path.
-    ptx::tma_prefetch_descriptor(&map_a);
-    ptx::tma_prefetch_descriptor(&map_b);
-    if constexpr (kTmaStore) ptx::tma_prefetch_descriptor(&map_c);
-    for (int s = 0; s < S::kStages; ++s) {
-      ptx::mbarrier_init(&smem.full[s], 1);
-      ptx::mbarrier_init(&smem.empty[s], S::kConsumers * S::kClusterM);
+  // The end of each branch's prologue: the cluster barrier's wait, then,
+  // launched as a dependent (launch_dependent_kernel), the wait for the
+  // kernel before this one. Everything before it may run under that
+  // kernel's tail; nothing after it touches global memory before that kernel
+  // is done. The next kernel may be scheduled from then on, onto SMs as this
+  // grid's CTAs leave them.
+  const auto end_prologue = [] {
+    if constexpr (S::kClusterM > 1) {
+      __syncwarp();
+      ptx::cluster_wait();
     }
-    ptx::fence_mbarrier_init();
-  }
-  // A peer's TMA multicast and consumers use our barriers: inits visible
-  // cluster-wide first.
-  if constexpr (S::kClusterM > 1) {
-    ptx::cluster_sync();
-  } else {
-    __syncthreads();
-  }
-  // Launched as a dependent (launch_dependent_kernel): all of the above may
-  // run under the previous kernel's tail; nothing below touches global
-  // memory before that kernel is done. The next kernel may be scheduled now,
-  // onto SMs as this grid's CTAs leave them.
-  ptx::griddep_wait();
-  ptx::griddep_launch_dependents();
+    ptx::griddep_wait();
+    ptx::griddep_launch_dependents();
+  };
 
   if (warpgroup == 0) {
     if constexpr (S::kSetmaxnreg) ptx::setmaxnreg_dec<S::kProducerRegs>();
+    // The producer thread's first item, found while the cluster barrier's
+    // round trip and griddepcontrol.wait are in flight: its divisions and
+    // Hilbert walk are a serial chain on one thread, on the way to the
+    // first TMA. (Only in the TMA-store instances: in prod-192x192's
+    // register-store ones ptxas then puts 8 bytes on the stack.)
+    constexpr bool kEarlyFirstItem = kTmaStore;
+    Item first_item{};
+    WorkItem first_work{};
+    if (kEarlyFirstItem && threadIdx.x == 0 && items > 0) {
+      first_item = item_of(0);
+      first_work = work_of<S>(first_item.piece, units, units_per_batch, pairs_m, p.tiles_n, rank);
+    }
+    end_prologue();
     if (threadIdx.x == 0) {
       hopper::RingPosition<S::kStages> ring;
       constexpr std::uint16_t kAllCtas = (1u << S::kClusterM) - 1;
+      Item item = first_item;
+      WorkItem work = first_work;
       for (int i = 0; i < items; ++i) {
-        const Item item = item_of(i);
-        const WorkItem work =
-            work_of<S>(item.piece, units, units_per_batch, pairs_m, p.tiles_n, rank);
+        if (i > 0 || !kEarlyFirstItem) {
+          item = item_of(i);
+          work = work_of<S>(item.piece, units, units_per_batch, pairs_m, p.tiles_n, rank);
+        }
         const std::int32_t row = work.row;
         const std::int32_t col = work.col;
         const std::int32_t batch = work.batch;
@@ -711,6 +737,7 @@ __global__ void __launch_bounds__(Shape<kConfig>::kThreads, Shape<kConfig>::kCta
     }
   } else {
     if constexpr (S::kSetmaxnreg) ptx::setmaxnreg_inc<S::kConsumerRegs>();
+    end_prologue();
     const int consumer = warpgroup - 1;
     const bool leader = threadIdx.x % S::kWarpgroupThreads == 0;
     const int c_barrier = 1 + consumer;  // this warpgroup's named barrier
