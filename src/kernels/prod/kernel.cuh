@@ -594,6 +594,7 @@ __global__ void __launch_bounds__(Shape<kConfig>::kThreads, Shape<kConfig>::kCta
   // cluster-wide first. Each side waits for the barrier in its own branch,
   // so that the producer can find its first work item meanwhile.
   if constexpr (S::kClusterM > 1) {
+    __syncwarp();
     ptx::cluster_arrive();
   } else {
     __syncthreads();
@@ -650,7 +651,7 @@ __global__ void __launch_bounds__(Shape<kConfig>::kThreads, Shape<kConfig>::kCta
     // round trip and griddepcontrol.wait are in flight: its divisions and
     // Hilbert walk are a serial chain on one thread, on the way to the
     // first TMA. (Only in the TMA-store instances: in prod-192x192's
-    // register-store ones ptxas then puts 8 bytes on the stack.)
+    // 16-bit staged column-major ones ptxas then puts 8 bytes on the stack.)
     constexpr bool kEarlyFirstItem = kTmaStore;
     Item first_item{};
     WorkItem first_work{};
