@@ -17,25 +17,24 @@ __device__ __forceinline__ std::uint32_t cluster_ctarank() {
   return rank;
 }
 
-// All threads of all CTAs in the cluster: arrive (release) then wait
-// (acquire). Makes mbarrier inits visible cluster-wide before remote use, and
-// keeps a CTA alive until its peers are done touching its shared memory.
-// .aligned: every thread of a warp must execute it together (reconverge a
+// The cluster barrier's two halves, for work that needs neither side of it
+// to run while its round trip is in flight: every thread of every CTA in the
+// cluster arrives (release), then waits (acquire) for all the arrivals.
+// .aligned: every thread of a warp must execute each together (reconverge a
 // warp whose lanes took different branches with __syncwarp first).
-__device__ __forceinline__ void cluster_sync() {
-  asm volatile(
-      "barrier.cluster.arrive.release.aligned;\n"
-      "barrier.cluster.wait.acquire.aligned;\n" ::
-          : "memory");
-}
-
-// cluster_sync's two halves, for work that needs neither side of the barrier
-// to run while its round trip is in flight (same .aligned rule).
 __device__ __forceinline__ void cluster_arrive() {
   asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
 }
 __device__ __forceinline__ void cluster_wait() {
   asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
+
+// Arrive, then wait. Makes mbarrier inits visible cluster-wide before remote
+// use, and keeps a CTA alive until its peers are done touching its shared
+// memory.
+__device__ __forceinline__ void cluster_sync() {
+  cluster_arrive();
+  cluster_wait();
 }
 
 // One arrival on the mbarrier at the same shared-memory offset as `bar` in
