@@ -81,6 +81,8 @@ SetPlan plan_sets(const Problem& p, std::int64_t l2_bytes) {
     return static_cast<std::size_t>(*operand_bytes(p, operand));
   };
   SetPlan plan;
+  plan.a_bytes = bytes(Operand::kA) - static_cast<std::size_t>(p.offset) * size_of(p.input);
+  plan.b_bytes = bytes(Operand::kB) - static_cast<std::size_t>(p.offset) * size_of(p.input);
   plan.c_bytes = bytes(Operand::kC) - static_cast<std::size_t>(p.offset) * size_of(p.output);
   plan.a_stride = round_up(bytes(Operand::kA), kSetAlignment);
   plan.b_stride = round_up(bytes(Operand::kB), kSetAlignment);
@@ -132,14 +134,6 @@ GemmArgs GemmWorkspace::attach(GemmArgs args) const {
 
 namespace {
 
-// Elements one operand spans over the batch: the last entry's start plus one
-// matrix (an operand of stride 0 is one matrix for every entry).
-std::int64_t batch_span(std::int64_t rows, std::int64_t cols, Layout layout, std::int64_t ld,
-                        std::int64_t stride, std::int64_t batch_count) {
-  const std::int64_t one = testing::span_elements(rows, cols, layout, ld);
-  return one == 0 ? 0 : (stride > 0 ? (batch_count - 1) * stride : 0) + one;
-}
-
 // A buffer of `bytes` whose first byte sits as far past a 256-byte boundary
 // as `like` does (cudaMalloc returns 256-byte aligned memory); *at gets it.
 DeviceBuffer placed_like(const void* like, std::size_t bytes, void** at) {
@@ -159,9 +153,9 @@ float* Verifier::Operands::entry_ref(std::int64_t entry) const {
   return static_cast<float*>(ref.get()) + entry * args.m * args.n;
 }
 
-Verifier::Verifier(const GemmArgs& args, std::size_t c_bytes, cudaStream_t stream,
+Verifier::Verifier(const GemmArgs& args, const OperandSets& sets, cudaStream_t stream,
                    std::uint64_t exact_seed)
-    : c_bytes_(c_bytes), stream_(stream) {
+    : c_bytes_(sets.c_bytes()), stream_(stream) {
   const std::size_t ref_bytes =
       sizeof(float) * static_cast<std::size_t>(args.m * args.n * args.batch_count);
   set0_.args = args;
@@ -169,21 +163,21 @@ Verifier::Verifier(const GemmArgs& args, std::size_t c_bytes, cudaStream_t strea
   // With beta != 0 the reference reads set 0's random C: keep that C0 to
   // restore before every checked run.
   if (args.beta != 0.0f) {
-    set0_.c0 = DeviceBuffer(c_bytes);
-    check_cuda(cudaMemcpyAsync(set0_.c0.get(), args.c.ptr, c_bytes, cudaMemcpyDeviceToDevice,
+    set0_.c0 = DeviceBuffer(c_bytes_);
+    check_cuda(cudaMemcpyAsync(set0_.c0.get(), args.c.ptr, c_bytes_, cudaMemcpyDeviceToDevice,
                                stream),
                "cudaMemcpyAsync (keep C0)");
   }
   // The repeat check's copy of the first run's C, before the small-integer
   // buffers, which are the ones to go without when memory runs short.
-  first_ = DeviceBuffer(c_bytes);
+  first_ = DeviceBuffer(c_bytes_);
   if (testing::exact_on_small_integers(args)) {
     // Their own copies of A, B and C and a second reference: where they do
     // not fit beside the timed operands, the problem is checked without
     // them (exact_mismatches empty) rather than not at all.
     try {
       exact_.emplace();
-      place_exact_operands(args, exact_seed + kExactSeedOffset);
+      place_exact_operands(args, sets, exact_seed + kExactSeedOffset);
     } catch (const testing::DeviceAllocError& e) {
       if (e.error() != cudaErrorMemoryAllocation) throw;
       exact_.reset();
@@ -200,20 +194,21 @@ Verifier::Verifier(const GemmArgs& args, std::size_t c_bytes, cudaStream_t strea
   sync_or_throw(stream, "reference GEMM");
 }
 
-void Verifier::place_exact_operands(const GemmArgs& args, std::uint64_t seed) {
+void Verifier::place_exact_operands(const GemmArgs& args, const OperandSets& sets,
+                                    std::uint64_t seed) {
   ExactOperands& x = *exact_;
   x.args = args;
-  const std::int64_t a_elems =
-      batch_span(args.m, args.k, args.a.layout, args.a.ld, args.a.stride, args.batch_count);
-  const std::int64_t b_elems =
-      batch_span(args.k, args.n, args.b.layout, args.b.ld, args.b.stride, args.batch_count);
   void* at = nullptr;
-  x.a = placed_like(args.a.ptr, static_cast<std::size_t>(a_elems) * size_of(args.a.dtype), &at);
+  x.a = placed_like(args.a.ptr, sets.a_bytes(), &at);
   x.args.a.ptr = at;
-  testing::fill_small_integers(at, args.a.dtype, a_elems, seed, stream_);
-  x.b = placed_like(args.b.ptr, static_cast<std::size_t>(b_elems) * size_of(args.b.dtype), &at);
+  testing::fill_small_integers(at, args.a.dtype,
+                               static_cast<std::int64_t>(sets.a_bytes() / size_of(args.a.dtype)),
+                               seed, stream_);
+  x.b = placed_like(args.b.ptr, sets.b_bytes(), &at);
   x.args.b.ptr = at;
-  testing::fill_small_integers(at, args.b.dtype, b_elems, seed + 1, stream_);
+  testing::fill_small_integers(at, args.b.dtype,
+                               static_cast<std::int64_t>(sets.b_bytes() / size_of(args.b.dtype)),
+                               seed + 1, stream_);
   x.c = placed_like(args.c.ptr, c_bytes_, &at);
   x.args.c.ptr = at;
   x.ref = DeviceBuffer(sizeof(float) * static_cast<std::size_t>(args.m * args.n * args.batch_count));

@@ -93,7 +93,11 @@ void clear_pending_error();
 // operand, after the problem's base offset. Pure arithmetic; check_size() has
 // made sure none of it overflows.
 struct SetPlan {
-  std::size_t c_bytes = 0;  // from C's base pointer to the end of its last entry, padding included
+  // From each operand's base pointer to the end of its last entry, padding
+  // included.
+  std::size_t a_bytes = 0;
+  std::size_t b_bytes = 0;
+  std::size_t c_bytes = 0;
   std::size_t a_stride = 0;
   std::size_t b_stride = 0;
   std::size_t c_stride = 0;
@@ -123,6 +127,8 @@ class OperandSets {
   void fill(std::uint64_t seed, cudaStream_t stream);
 
   int sets() const { return plan_.sets; }
+  std::size_t a_bytes() const { return plan_.a_bytes; }
+  std::size_t b_bytes() const { return plan_.b_bytes; }
   std::size_t c_bytes() const { return plan_.c_bytes; }
 
   // The GEMM on set `set` (0 .. sets() - 1), no workspace attached.
@@ -165,10 +171,10 @@ class GemmWorkspace {
 // tile of zeros in a 16384 x 28672 output).
 class Verifier {
  public:
-  // `args` (set 0, workspace attached); `c_bytes`: OperandSets::c_bytes();
-  // `exact_seed`: the small-integer operands' (the run's seed, so that each
-  // hazard run gets its own).
-  Verifier(const GemmArgs& args, std::size_t c_bytes, cudaStream_t stream,
+  // `args` (`sets`' set 0, workspace attached); `exact_seed`: the
+  // small-integer operands' (the run's seed, so that each hazard run gets its
+  // own).
+  Verifier(const GemmArgs& args, const OperandSets& sets, cudaStream_t stream,
            std::uint64_t exact_seed);
 
   // What the checked runs came to.
@@ -212,8 +218,9 @@ class Verifier {
     testing::DeviceBuffer c;
   };
 
-  // Allocates and fills exact_'s buffers, laid out as args' operands.
-  void place_exact_operands(const GemmArgs& args, std::uint64_t seed);
+  // Allocates and fills exact_'s buffers, laid out as args' operands (`sets`'
+  // sizes).
+  void place_exact_operands(const GemmArgs& args, const OperandSets& sets, std::uint64_t seed);
   // C back to its checked-run start: NaN poison, or C0 when beta != 0.
   void reset_c(const Operands& operands);
   // One launch to completion on `operands`; false (with the status set) when

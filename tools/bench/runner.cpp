@@ -204,7 +204,7 @@ void Runner::hazard_runs(const Problem& problem, int runs, std::span<HazardRepor
   for (int run = 0; run < runs; ++run) {
     const std::uint64_t seed = hazard_seed(options_.seed, run);
     if (run > 0) operands.fill(seed, stream_);
-    Verifier verifier(args, operands.c_bytes(), stream_, seed);  // this run's reference
+    Verifier verifier(args, operands, stream_, seed);  // this run's reference
     for (std::size_t i = 0; i < reports.size(); ++i) {
       if (!launchers[i]) continue;
       Result outcome;  // the Verifier's statuses for a launch that did not run
@@ -267,7 +267,7 @@ void Runner::measure(const Problem& problem, std::span<Result> rows) {
   }
 
   {
-    Verifier verifier(args, operands.c_bytes(), stream_, options_.seed);
+    Verifier verifier(args, operands, stream_, options_.seed);
     for (const auto& [row, launch] : candidates) verifier.verify(launch, rows[row]);
   }  // frees the reference and the copies of C: timing needs the operands and workspace only
 

@@ -150,7 +150,7 @@ TunedShape Tuner::tune(const bench::Problem& problem, const TuneProgress& progre
   std::vector<bench::Result> checks(candidates.size());
   {
     progress("reference GEMM");
-    bench::Verifier verifier(args, operands.c_bytes(), stream_, options_.seed);
+    bench::Verifier verifier(args, operands, stream_, options_.seed);
     for (std::size_t i = 0; i < candidates.size(); ++i) {
       progress("verify " + std::to_string(i + 1) + "/" + std::to_string(candidates.size()));
       checks[i].kernel = candidates[i].label();

@@ -38,6 +38,26 @@ t=""; [[ -f new.json ]] && t="--tuned-table new.json"
 gpu() { nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv,noheader >> gpu-$1.txt; }
 pack() { tar czf $OUT/s18-$1.tar.gz *.json *.csv *.log *.txt 2>/dev/null; }
 gpu $1
+# The tcgemm row of each build in the order given (a build twice is two
+# runs), on each shape of a comma-separated list: ab_round ROUND SHAPES BUILD...
+ab_round() {
+  local round=$1 shapes=$2 slot=0 build shape m n k list
+  shift 2
+  IFS=, read -ra list <<< "$shapes"
+  for build in "$@"; do
+    slot=$((slot + 1))
+    for shape in "${list[@]}"; do
+      read -r m n k <<< "$shape"
+      timeout 30 $build/tcgemm-bench --m $m --n $n --k $k --kernels tcgemm --seed 7 --csv ab-$round$slot-$build-${m}x${n}x$k.csv > /dev/null 2>&1 || echo "FAIL $build $shape"
+    done
+  done
+}
+# The GPU suite (but the two long stream-K tail tests) on a build: suite_on BUILD SECONDS
+suite_on() {
+  TCGEMM_REQUIRE_GPU=1 timeout $2 $1/tcgemm_gpu_tests --gtest_filter='-ProdChoices.StreamKTailIsCorrectOnEveryConfig:ProdChoices.StreamKWidenedTailIsCorrectOnEveryConfig' > gpu-suite-$1.log 2>&1
+  echo "suite rc $? at $SECONDS s"; grep -E "^\[  PASSED|^\[  FAILED|FAILED  \]" gpu-suite-$1.log | tail -8
+}
+shapes="2048 2048 2048,3072 3072 3072,4096 4096 4096,1024 4096 4096,512 4096 14336,64 4096 4096"
 case $1 in
 suite)
   ( t0=$SECONDS; CMAKE_BUILD_PARALLEL_LEVEL=12 python3 -m pip install --disable-pip-version-check \
@@ -67,51 +87,23 @@ ab)
   done
   echo "trace at $SECONDS s"; pack ab
   for round in 1 2; do
-    slot=0
-    for build in s18 s18h s18h s18; do
-      slot=$((slot + 1))
-      for shape in "2048 2048 2048" "3072 3072 3072" "4096 4096 4096" "1024 4096 4096" "512 4096 14336" "64 4096 4096"; do
-        read -r m n k <<< "$shape"
-        timeout 30 $build/tcgemm-bench --m $m --n $n --k $k --kernels tcgemm --seed 7 --csv ab-$round$slot-$build-${m}x${n}x$k.csv > /dev/null 2>&1 || echo "FAIL $build $shape"
-      done
-    done
+    ab_round $round "$shapes" s18 s18h s18h s18
     [[ $SECONDS -gt 200 ]] && break
   done
   echo "ab at $SECONDS s"; pack ab
-  TCGEMM_REQUIRE_GPU=1 timeout $((580 - SECONDS)) s18h/tcgemm_gpu_tests --gtest_filter='-ProdChoices.StreamKTailIsCorrectOnEveryConfig:ProdChoices.StreamKWidenedTailIsCorrectOnEveryConfig' > gpu-suite-s18h.log 2>&1
-  echo "suite rc $? at $SECONDS s"; grep -E "^\[  PASSED|^\[  FAILED|FAILED  \]" gpu-suite-s18h.log | tail -8 ;;
+  suite_on s18h $((580 - SECONDS)) ;;
 ab2)
   tar xJf s18h.tar.xz; tar xJf s18v.tar.xz
-  for round in 1 2; do
-    slot=0
-    for build in s18 s18h s18v s18v s18h s18; do
-      slot=$((slot + 1))
-      for shape in "2048 2048 2048" "3072 3072 3072" "4096 4096 4096" "1024 4096 4096" "512 4096 14336" "64 4096 4096" "20 2048 2048"; do
-        read -r m n k <<< "$shape"
-        timeout 30 $build/tcgemm-bench --m $m --n $n --k $k --kernels tcgemm --seed 7 --csv ab-$round$slot-$build-${m}x${n}x$k.csv > /dev/null 2>&1 || echo "FAIL $build $shape"
-      done
-    done
-  done
+  for round in 1 2; do ab_round $round "$shapes,20 2048 2048" s18 s18h s18v s18v s18h s18; done
   echo "ab at $SECONDS s"; pack ab2
-  TCGEMM_REQUIRE_GPU=1 timeout $((580 - SECONDS)) s18v/tcgemm_gpu_tests --gtest_filter='-ProdChoices.StreamKTailIsCorrectOnEveryConfig:ProdChoices.StreamKWidenedTailIsCorrectOnEveryConfig' > gpu-suite-s18v.log 2>&1
-  echo "suite rc $? at $SECONDS s"; grep -E "^\[  PASSED|^\[  FAILED|FAILED  \]" gpu-suite-s18v.log | tail -8; pack ab2
+  suite_on s18v $((580 - SECONDS)); pack ab2
   TCGEMM_REQUIRE_GPU=1 timeout $((590 - SECONDS)) s18v/tcgemm_gpu_tests --gtest_filter='ProdChoices.StreamKTailIsCorrectOnEveryConfig' > streamk-tail-s18v.log 2>&1
   echo "stream-K tail rc $? at $SECONDS s"; grep -E "^\[  PASSED|^\[  FAILED|FAILED  \]" streamk-tail-s18v.log | tail -3 ;;
 ab3)
   tar xJf s18v.tar.xz; tar xJf s18w.tar.xz
-  for round in 1 2; do
-    slot=0
-    for build in s18v s18w s18w s18v; do
-      slot=$((slot + 1))
-      for shape in "2048 2048 2048" "3072 3072 3072" "4096 4096 4096" "1024 4096 4096" "512 4096 14336" "64 4096 4096" "256 4096 4096"; do
-        read -r m n k <<< "$shape"
-        timeout 30 $build/tcgemm-bench --m $m --n $n --k $k --kernels tcgemm --seed 7 --csv ab-$round$slot-$build-${m}x${n}x$k.csv > /dev/null 2>&1 || echo "FAIL $build $shape"
-      done
-    done
-  done
+  for round in 1 2; do ab_round $round "$shapes,256 4096 4096" s18v s18w s18w s18v; done
   echo "ab at $SECONDS s"; pack ab3
-  TCGEMM_REQUIRE_GPU=1 timeout $((400 - SECONDS)) s18w/tcgemm_gpu_tests --gtest_filter='-ProdChoices.StreamKTailIsCorrectOnEveryConfig:ProdChoices.StreamKWidenedTailIsCorrectOnEveryConfig' > gpu-suite-s18w.log 2>&1
-  echo "suite rc $? at $SECONDS s"; grep -E "^\[  PASSED|^\[  FAILED|FAILED  \]" gpu-suite-s18w.log | tail -8 ;;
+  suite_on s18w $((400 - SECONDS)) ;;
 layouts)
   for n in 4096 8192; do
     timeout 70 $b/tcgemm-bench --m $n --n $n --k $n --layout tn,nn,nt,tt,tnr,nnr,ntr,ttr --kernels tcgemm --seed 7 --csv layouts-bf16-$n.csv > /dev/null 2>&1 || echo "FAIL layouts $n"
