@@ -357,6 +357,19 @@ constexpr KernelConstraints prod_constraints() {
   };
 }
 
+// A table row run by name: what the family takes, but a row that takes B
+// only K-major (prod::takes_b) needs both operands K-contiguous (A
+// row-major, B column-major), so that B is K-major in either orientation
+// C's layout or the row's choice gives the kernel.
+constexpr KernelConstraints prod_row_constraints(const prod::TileConfig& tile) {
+  KernelConstraints c = prod_constraints();
+  if (!prod::takes_b(tile, prod::Major::kMN)) {
+    c.a_layouts = bit(Layout::kRowMajor);
+    c.b_layouts = bit(Layout::kColMajor);
+  }
+  return c;
+}
+
 // Above every ladder step: the dispatcher runs the production family.
 constexpr int kProdRank = 100;
 
@@ -420,7 +433,8 @@ constexpr auto prod_kernels(std::index_sequence<kConfig...>) {
           skinny_constraints(), &kernels::launch_prod_skinny, kSkinnyRank, nullptr,
           /*workspace_optional=*/false, &kernels::describe_prod_skinny, &skinny_passed_over},
       KernelInfo{prod::kConfigs[kConfig].name, prod::kConfigs[kConfig].description,
-                 prod_constraints(), &kernels::launch_prod_config<static_cast<int>(kConfig)>,
+                 prod_row_constraints(prod::kConfigs[kConfig].tile),
+                 &kernels::launch_prod_config<static_cast<int>(kConfig)>,
                  /*dispatch_rank=*/0, &kernels::workspace_prod_config<static_cast<int>(kConfig)>,
                  /*workspace_optional=*/true,
                  &kernels::describe_prod_config<static_cast<int>(kConfig)>}...};

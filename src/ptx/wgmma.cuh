@@ -99,7 +99,8 @@ __device__ __forceinline__ void fence_registers(float (&d)[kCount]) {
 }
 
 // wgmma.mma_async m64nNk16 with fp32 accumulators, A and B both K-major in
-// shared memory (imm-trans-a = imm-trans-b = 0), for N = 64, 128, 256:
+// shared memory (imm-trans-a = imm-trans-b = 0), for N = 64, 96, 128, 192, 256
+// (prod::kWgmmaWidths):
 //   D(64 x N, fp32, registers) = A(64 x 16) * B(16 x N) + (scale_d ? D : 0)
 // Each of the 128 threads holds N / 2 accumulators; for 8-column chunk j,
 // d[4j + 0..3] are (r, c), (r, c+1), (r+8, c), (r+8, c+1) with
@@ -121,6 +122,19 @@ __device__ __forceinline__ void wgmma_m64k16(float (&d)[N / 2], std::uint64_t de
   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
   "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
   "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+#define TCGEMM_WGMMA_D48_REGS \
+  "{" \
+  "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
+  "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, " \
+  "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47" \
+  "}"
+#define TCGEMM_WGMMA_D48_OPERANDS(d) \
+  "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
+  "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
+  "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
+  "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), \
+  "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), \
+  "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47])
 #define TCGEMM_WGMMA_D64_REGS \
   "{" \
   "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
@@ -225,6 +239,8 @@ __device__ __forceinline__ void wgmma_m64k16(float (&d)[N / 2], std::uint64_t de
 
 TCGEMM_DEFINE_WGMMA(64, 32, "%32", "%33", "%34", "%35", "%36", __nv_bfloat16, "bf16")
 TCGEMM_DEFINE_WGMMA(64, 32, "%32", "%33", "%34", "%35", "%36", __half, "f16")
+TCGEMM_DEFINE_WGMMA(96, 48, "%48", "%49", "%50", "%51", "%52", __nv_bfloat16, "bf16")
+TCGEMM_DEFINE_WGMMA(96, 48, "%48", "%49", "%50", "%51", "%52", __half, "f16")
 TCGEMM_DEFINE_WGMMA(128, 64, "%64", "%65", "%66", "%67", "%68", __nv_bfloat16, "bf16")
 TCGEMM_DEFINE_WGMMA(128, 64, "%64", "%65", "%66", "%67", "%68", __half, "f16")
 TCGEMM_DEFINE_WGMMA(192, 96, "%96", "%97", "%98", "%99", "%100", __nv_bfloat16, "bf16")

@@ -107,10 +107,11 @@ std::optional<prod::Choice> lookup(std::span<const Entry> table, std::string_vie
   if (!config || entry->k_splits < 1) return std::nullopt;
   // A last-wave split reduces in place, which a row of several CTAs per SM
   // cannot: such an entry (edited by hand) is ignored, not launched.
-  if (entry->split_tail &&
-      prod::kConfigs[static_cast<std::size_t>(*config)].tile.ctas_per_sm != 1) {
-    return std::nullopt;
-  }
+  const prod::TileConfig& tile = prod::kConfigs[static_cast<std::size_t>(*config)].tile;
+  if (entry->split_tail && tile.ctas_per_sm != 1) return std::nullopt;
+  // Nor is an entry whose row cannot take the problem's B (a K-major-only
+  // row named for a layout it was not timed on).
+  if (!prod::takes_b(tile, prod::canonicalize(args, entry->flipped).b.major)) return std::nullopt;
   return prod::Choice{*config, entry->k_splits, /*separate_reduction=*/false, entry->split_tail,
                       entry->flipped};
 }

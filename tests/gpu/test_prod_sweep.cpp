@@ -1387,6 +1387,43 @@ Backend choice_backend(tcgemm::prod::Choice choice, const std::string& name, int
       false};
 }
 
+// Whether a case's B reaches the kernel K-major in the orientation a
+// choice runs it in (tcgemm::prod::canonicalize): where the kernel computes
+// C (a column-major C, or a row-major one flipped) the caller's B must be
+// column-major; where it computes C^T = B^T A^T, A row-major.
+bool b_reaches_k_major(const GemmCase& c, bool flipped) {
+  const bool swapped = (c.lc == Layout::kRowMajor) != flipped;
+  return swapped ? c.la == Layout::kRowMajor : c.lb == Layout::kColMajor;
+}
+
+// The cases `choice`'s table row takes: all of them, or, for a row that
+// takes B only K-major (tcgemm::prod::takes_b: BN not whole 64-column
+// chunks), those whose B reaches it K-major. prepare() must refuse each
+// other one with kNotSupported and nothing enqueued (checked here), and at
+// least one case must be left to run.
+std::vector<GemmCase> taken_cases(const std::vector<GemmCase>& cases,
+                                  const tcgemm::prod::Choice& choice) {
+  const tcgemm::prod::TileConfig& t = tcgemm::prod::kConfigs[choice.config].tile;
+  if (tcgemm::prod::takes_b(t, tcgemm::prod::Major::kMN)) return cases;
+  std::vector<GemmCase> taken;
+  for (const GemmCase& c : cases) {
+    if (b_reaches_k_major(c, choice.flipped)) {
+      taken.push_back(c);
+      continue;
+    }
+    const GuardedProblem p(c);
+    tcgemm::kernels::prod::PreparedLaunch prepared;
+    const Status s = tcgemm::kernels::prod::prepare(p.args(), choice, &prepared);
+    EXPECT_EQ(s.code, tcgemm::StatusCode::kNotSupported)
+        << tcgemm::prod::kConfigs[choice.config].name << " on " << describe_case(c) << ": "
+        << s.message;
+    EXPECT_NE(s.message.find("K-major"), std::string::npos) << s.message;
+  }
+  EXPECT_FALSE(taken.empty()) << tcgemm::prod::kConfigs[choice.config].name
+                              << ": no case with a K-major B to run";
+  return taken;
+}
+
 // Every row of the config table with no split, splits of 3 and 7 (fewer
 // where K has fewer k-tiles) reduced in place (by a second kernel where the
 // row cannot: several CTAs per SM, or more partial sums than a tile's last
@@ -1408,7 +1445,7 @@ void run_every_config_and_split(bool flipped) {
       const std::string name = std::string(tcgemm::prod::kConfigs[config].name) + " split " +
                                std::to_string(splits) + (variant == 3 ? " (second kernel)" : "") +
                                (flipped ? " flipped" : "");
-      run_all(cases, "ProdChoices " + name, choice_backend(choice, name));
+      run_all(taken_cases(cases, choice), "ProdChoices " + name, choice_backend(choice, name));
     }
   }
 }
@@ -1445,7 +1482,8 @@ TEST_F(ProdChoices, SplitOfTheLastWaveIsCorrect) {
                                  " last-wave split " + std::to_string(splits) +
                                  (flipped ? " flipped" : "");
         auto split_runs = std::make_shared<int>(0);
-        run_all(cases, "ProdChoices " + name, choice_backend(choice, name, 0, split_runs));
+        run_all(taken_cases(cases, choice), "ProdChoices " + name,
+                choice_backend(choice, name, 0, split_runs));
         // Whole waves only would leave nothing to split: the cases are sized
         // so that every config has a partial last wave.
         EXPECT_GT(*split_runs, 0) << name << ": no case split its last wave";
@@ -1468,7 +1506,7 @@ TEST_F(ProdChoices, KSplitAcrossRoundsIsCorrect) {
       const tcgemm::prod::Choice choice{config, splits};
       const std::string name = std::string(tcgemm::prod::kConfigs[config].name) + " split " +
                                std::to_string(splits) + " on 3 SMs";
-      run_all(cases, "ProdChoices " + name, choice_backend(choice, name, 3));
+      run_all(taken_cases(cases, choice), "ProdChoices " + name, choice_backend(choice, name, 3));
     }
   }
 }
@@ -1512,7 +1550,7 @@ TEST_F(ProdChoices, StagedEpilogueOverManyTilesIsCorrect) {
     const tcgemm::prod::Choice choice{config, 1};
     const std::string name =
         std::string(tcgemm::prod::kConfigs[config].name) + " staged C on 4 SMs";
-    run_all(cases, "ProdChoices " + name, choice_backend(choice, name, 4));
+    run_all(taken_cases(cases, choice), "ProdChoices " + name, choice_backend(choice, name, 4));
   }
 }
 
@@ -1528,7 +1566,7 @@ TEST_F(ProdChoices, StagedEpilogueSanitizerSubset) {
     const tcgemm::prod::Choice choice{config, 1};
     const std::string name =
         std::string(tcgemm::prod::kConfigs[config].name) + " staged C on 2 SMs";
-    run_all({c}, "ProdChoices " + name, choice_backend(choice, name, 2));
+    run_all(taken_cases({c}, choice), "ProdChoices " + name, choice_backend(choice, name, 2));
   }
 }
 
@@ -1648,7 +1686,7 @@ StreamKShape run_stream_k_cases(int config, int budget, bool flipped, std::int64
                            std::to_string(budget) + " SMs" + (flipped ? " flipped" : "") +
                            (thin_extra > 0 ? " thin tail of " + std::to_string(thin_extra) : "");
   const std::vector<GemmCase> cases =
-      stream_k_cases(config, budget, flipped, base_k, thin_extra, guard);
+      taken_cases(stream_k_cases(config, budget, flipped, base_k, thin_extra, guard), choice);
   for (const GemmCase& c : cases) {
     const GuardedProblem p(c);
     GemmArgs args = p.args();

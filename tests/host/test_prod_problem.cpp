@@ -96,6 +96,74 @@ TEST(ProdConfig, CheckRefusesShapesTheKernelCannotRun) {
   EXPECT_NE(tcgemm::prod::check(t), "");
 }
 
+// BN is one of the wgmma widths the family wraps, and a cluster's CTAs
+// each multicast whole 8-row swizzle atoms of a K-major B.
+TEST(ProdConfig, BnIsAWrappedWgmmaWidthInWholeSwizzleAtomsPerCta) {
+  tcgemm::prod::TileConfig t = tcgemm::prod::kConfigs[2].tile;  // prod-128x128
+  ASSERT_EQ(t.bn, 128);
+  for (const int bn : tcgemm::prod::kWgmmaWidths) {
+    t.bn = bn;
+    t.c_cols = bn / 2;
+    EXPECT_EQ(tcgemm::prod::check(t), "") << bn;
+  }
+  for (const int bn : {80, 112, 160, 224, 32}) {
+    t.bn = bn;
+    t.c_cols = 16;
+    EXPECT_NE(tcgemm::prod::check(t), "") << bn;
+  }
+}
+
+// An MN-major B comes in whole 64-column chunks: a row whose BN is not
+// takes B K-major only, every other row both ways.
+TEST(ProdConfig, OnlyWholeChunkRowsTakeAnMnMajorB) {
+  int k_major_only = 0;
+  for (const auto& e : tcgemm::prod::kConfigs) {
+    EXPECT_TRUE(tcgemm::prod::takes_b(e.tile, tcgemm::prod::Major::kK)) << e.name;
+    const bool whole = e.tile.bn % tcgemm::prod::kChunk == 0;
+    EXPECT_EQ(tcgemm::prod::takes_b(e.tile, tcgemm::prod::Major::kMN), whole) << e.name;
+    k_major_only += whole ? 0 : 1;
+  }
+  EXPECT_GE(k_major_only, 1) << "the table has no row of BN off 64 columns (prod-128x96)";
+}
+
+// The candidates of a problem are rows that take its B: a K-major-only row
+// (prod-128x96) is among them where the kernel's B is K-major, in either
+// orientation, and never where it is MN-major.
+TEST(ProdSelect, CandidatesAreRowsThatTakeTheProblemsB) {
+  const tcgemm::prod::DeviceModel model = h200_model();
+  int row96 = -1;
+  for (int i = 0; i < tcgemm::prod::kConfigCount; ++i) {
+    if (tcgemm::prod::kConfigs[i].name == "prod-128x96") row96 = i;
+  }
+  ASSERT_GE(row96, 0);
+  for (const Layout a : {kRow, kCol}) {
+    for (const Layout b : {kRow, kCol}) {
+      for (const Layout c : {kRow, kCol}) {
+        for (const bool flipped : {false, true}) {
+          const auto p =
+              tcgemm::prod::canonicalize(problem(256, 6144, 4096, a, b, c), flipped);
+          // Written out: the kernel computes C^T = B^T A^T where C is
+          // row-major xor flipped, and its B is then A^T.
+          const bool swapped = (c == kRow) != flipped;
+          const bool k_major_b = swapped ? a == kRow : b == kCol;
+          ASSERT_EQ(p.b.major == tcgemm::prod::Major::kK, k_major_b);
+          bool has96 = false;
+          for (const auto& choice : tcgemm::prod::candidates(p, model)) {
+            EXPECT_TRUE(tcgemm::prod::takes_b(tcgemm::prod::kConfigs[choice.config].tile,
+                                              p.b.major))
+                << tcgemm::prod::kConfigs[choice.config].name;
+            has96 = has96 || choice.config == row96;
+          }
+          EXPECT_EQ(has96, k_major_b) << static_cast<int>(a) << static_cast<int>(b)
+                                      << static_cast<int>(c) << flipped;
+          const tcgemm::prod::Choice pick = tcgemm::prod::select(p, model);
+          EXPECT_TRUE(tcgemm::prod::takes_b(tcgemm::prod::kConfigs[pick.config].tile, p.b.major));
+        }
+      }
+    }
+  }
+}
+
 TEST(ProdPlan, EveryTableRowFitsTheH100AndH200AtItsCtasPerSm) {
   for (const tcgemm::plan::DeviceSpec* spec : {&tcgemm::plan::h100(), &tcgemm::plan::h200()}) {
     for (const auto& entry : tcgemm::prod::kConfigs) {
@@ -397,6 +465,20 @@ TEST(ProdSelect, NoTileTwiceAsWideAsNIsPickedWhileANarrowerOneExists) {
       EXPECT_TRUE(t.bn == narrowest || 2 * n > t.bn) << n << " bn " << t.bn;
     }
   }
+}
+
+// A tile narrower than 128 columns is not picked where the kernel's M > N
+// and N spans more than two of them (A, the larger operand, read from DRAM
+// once per column tile): 256 x 4096 x 4096 with a row-major C is the
+// kernel's 4096 x 256 natively. With a column-major C (the kernel's 256 x
+// 4096) prod-128x96 fills the SMs where 128 x 128 leaves a third idle.
+TEST(ProdSelect, NoNarrowTileReadsTheLargerAOnceAColumnOverManyColumns) {
+  const tcgemm::prod::DeviceModel model = h200_model();
+  const auto native = tcgemm::prod::canonicalize(problem(256, 4096, 4096, kRow, kCol, kRow));
+  ASSERT_EQ(native.args.m, 4096);
+  const auto& t = tile_of(tcgemm::prod::select(native, model));
+  EXPECT_TRUE(t.bn >= 128 || 2 * t.bn >= native.args.n) << t.bn;
+  EXPECT_EQ(config_name(problem(256, 4096, 4096, kRow, kCol, kCol)), "prod-128x96");
 }
 
 TEST(ProdSelect, LargeProblemsTakeTheLargeTileUnsplitAndTinyBatchesTheSmallOne) {

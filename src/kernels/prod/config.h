@@ -222,6 +222,25 @@ inline constexpr std::array kConfigs = {
                 "multicast, TMA-store epilogue",
                 90,
                 /*estimated=*/false},
+    // Between the 128 x 128 and 128 x 64 rows, in DeepGEMM's manner of
+    // choosing BN to fill the SMs: 256 x 6144 x 4096 is 96 tiles of 128 x
+    // 128 on 132 SMs but 128 of 128 x 96. Clusters of 2 with B multicast in
+    // halves of 48 rows. 96 columns are not whole 64-column chunks, so an
+    // MN-major B is not taken (takes_b below): K-major B only.
+    ConfigEntry{"prod-128x96",
+                TileConfig{.bm = 128,
+                           .bn = 96,
+                           .bk = 64,
+                           .stages = 7,
+                           .consumers = 2,
+                           .cluster_m = 2,
+                           .c_cols = 48,
+                           .deferred_store = true},
+                "production: 128x96x64 tile, 7 stages, 2 consumers, cluster 2x1 with B multicast, "
+                "deferred TMA-store epilogue (K-major B only)",
+                // Set below the 128 x 128 row's 85: each k16 step's wgmma
+                // reads 2 KiB of A for 1.5 (not 2) of 128 x 128's products.
+                80},
 };
 
 inline constexpr int kConfigCount = static_cast<int>(kConfigs.size());
@@ -234,6 +253,19 @@ inline constexpr int kChunk = 64;  // elements in one 128-byte swizzle row (16-b
 inline constexpr int kCRows = 64;  // rows of one consumer's C buffer
 
 constexpr int threads(const TileConfig& t) { return (1 + t.consumers) * kWarpgroupThreads; }
+
+// The wgmma widths (N of m64nNk16) the family instantiates (ptx/wgmma.cuh
+// wraps each): BN is one of them.
+inline constexpr std::array<int, 5> kWgmmaWidths = {64, 96, 128, 192, 256};
+
+// Whether a config takes a B of major-ness `b`: a K-major B in any BN (TMA
+// loads its BN rows of 64 K-elements), an MN-major one only in whole 64-column
+// chunks (the 128-byte swizzle rows wgmma's MN-major descriptor steps over).
+// The instance table leaves the other slots empty; candidates() and the
+// registry's constraints keep such problems off them.
+constexpr bool takes_b(const TileConfig& t, Major b) {
+  return b == Major::kK || t.bn % kChunk == 0;
+}
 
 // Dynamic shared memory the kernel asks for (SharedStorage in kernel.cuh, plus
 // 1 KiB to align it to the swizzle period), for 16-bit inputs and outputs of
@@ -254,11 +286,14 @@ inline std::string check(const TileConfig& t) {
   if (t.consumers < 1 || t.consumers > 3) return "consumers must be 1, 2 or 3";
   if (t.bm != kWgmmaM * t.consumers) return "BM must be 64 per consumer warpgroup";
   if (t.bk != kChunk) return "BK must be 64 (one 128-byte swizzle row of 16-bit elements)";
-  if (t.bn < kChunk || t.bn > 256 || t.bn % kChunk != 0) {
-    return "BN must be a multiple of 64 in [64, 256] (wgmma N; MN-major B comes in 64-column "
-           "chunks)";
-  }
+  bool wrapped = false;
+  for (const int n : kWgmmaWidths) wrapped = wrapped || t.bn == n;
+  if (!wrapped) return "BN must be a wgmma width the family wraps: 64, 96, 128, 192 or 256";
   if (t.cluster_m < 1 || t.cluster_m > 2) return "cluster_m must be 1 or 2";
+  if (t.bn / t.cluster_m % 8 != 0) {
+    return "each CTA's share of a K-major B (BN / cluster_m rows) must be whole 8-row swizzle "
+           "atoms";
+  }
   if (t.stages < 2 || t.stages > 16) return "stages must be in [2, 16]";
   if (t.c_cols < 16 || t.bn % t.c_cols != 0 || t.c_cols % 16 != 0) {
     return "c_cols must divide BN and be a multiple of 16 (stmatrix stores pairs of 8-column "

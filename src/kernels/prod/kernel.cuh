@@ -86,9 +86,9 @@ struct Shape {
   // MN-major operands arrive as 64-element (128-byte) chunks of BK rows.
   static constexpr std::uint32_t kChunkBytes = kChunk * BK * 2;
   // Rows of a K-major B each CTA of a cluster loads and multicasts (whole
-  // 8-row swizzle atoms); an N-major B's BN / 64 chunks are shared out as
-  // evenly as they go (192 columns: two and one), CTA r taking chunks
-  // [b_chunk(r), b_chunk(r + 1)).
+  // 8-row swizzle atoms); an N-major B's BN / 64 chunks (BN a multiple of
+  // 64: tcgemm::prod::takes_b) are shared out as evenly as they go (192
+  // columns: two and one), CTA r taking chunks [b_chunk(r), b_chunk(r + 1)).
   static constexpr int kBRowsPerCta = BN / kClusterM;
   static constexpr int kBChunks = BN / kChunk;
   static constexpr int b_chunk(int rank) { return (rank * kBChunks + kClusterM - 1) / kClusterM; }
@@ -107,7 +107,7 @@ struct Shape {
   static_assert(!kSetmaxnreg ||
                 (kCtasPerSm == 1 &&
                  hopper::setmaxnreg_fits(kConsumers, kProducerRegs, kConsumerRegs)));
-  static_assert(BM == 64 * kConsumers && BK == kChunk && BN % kChunk == 0 && BN <= 256);
+  static_assert(BM == 64 * kConsumers && BK == kChunk && BN % 16 == 0 && BN <= 256);
   static_assert(kBRowsPerCta % 8 == 0 && kBRowsPerCta <= 256, "a TMA box is <= 256 lines");
   static_assert(BN % kCCols == 0 && kCCols % 16 == 0);
   static_assert(!kDeferredStore || (kCParts > kFirstDeferredPart && kConsumers == 2));
@@ -504,7 +504,8 @@ __device__ __forceinline__ bool split_unit_fixup(float (&acc)[S::BN / 2], const 
                                                  std::int64_t peer_step, int barrier, bool leader) {
   constexpr int kThreads = S::kWarpgroupThreads;
   constexpr int kChunks = S::BN / 8;  // float4s per thread
-  constexpr int kBatch = 8;           // divides kChunks: BN is a multiple of 64
+  constexpr int kBatch = kChunks % 8 == 0 ? 8 : 4;
+  static_assert(kChunks % kBatch == 0);
   const int t = static_cast<int>(threadIdx.x % kThreads);
   const auto slot = [&](std::int64_t q) {
     return reinterpret_cast<float4*>(p.partials) + (slice + q * peer_step) * (kChunks * kThreads) +
@@ -573,6 +574,8 @@ __global__ void __launch_bounds__(Shape<kConfig>::kThreads, Shape<kConfig>::kCta
   constexpr bool kRowMajorC = kStore == CStore::kRowMajor;
   constexpr bool kMnA = kMajorA == Major::kMN;
   constexpr bool kMnB = kMajorB == Major::kMN;
+  static_assert(tcgemm::prod::takes_b(S::kTile, kMajorB),
+                "an MN-major B needs whole 64-column chunks");
   extern __shared__ std::uint8_t smem_raw[];
   auto& smem = *reinterpret_cast<SharedStorage<TIn, TOut, kConfig>*>(
       (reinterpret_cast<std::uintptr_t>(smem_raw) + 1023) & ~std::uintptr_t{1023});
@@ -1016,19 +1019,23 @@ constexpr Instance instance() {
 // The instance table of one (input, output) dtype pair, in instance_index
 // order: every table row, every A and B major-ness, every way of storing C
 // (fp32 C has no TMA store: its kTma slots hold the column-major register
-// instance).
+// instance), every major-ness of B the row takes.
 template <typename TIn, typename TOut, int kConfig, CStore kStore>
 void fill_instances(InstanceTable& table) {
   constexpr CStore kCompiled =
       kStore == CStore::kTma && sizeof(TOut) != 2 ? CStore::kColMajor : kStore;
   table[instance_index(kConfig, Major::kK, Major::kK, kStore)] =
       instance<kConfig, Major::kK, Major::kK, TIn, TOut, kCompiled>();
-  table[instance_index(kConfig, Major::kK, Major::kMN, kStore)] =
-      instance<kConfig, Major::kK, Major::kMN, TIn, TOut, kCompiled>();
   table[instance_index(kConfig, Major::kMN, Major::kK, kStore)] =
       instance<kConfig, Major::kMN, Major::kK, TIn, TOut, kCompiled>();
-  table[instance_index(kConfig, Major::kMN, Major::kMN, kStore)] =
-      instance<kConfig, Major::kMN, Major::kMN, TIn, TOut, kCompiled>();
+  // A row that takes no MN-major B leaves those slots empty (prepare()
+  // refuses them before it looks one up).
+  if constexpr (tcgemm::prod::takes_b(kConfigs[kConfig].tile, Major::kMN)) {
+    table[instance_index(kConfig, Major::kK, Major::kMN, kStore)] =
+        instance<kConfig, Major::kK, Major::kMN, TIn, TOut, kCompiled>();
+    table[instance_index(kConfig, Major::kMN, Major::kMN, kStore)] =
+        instance<kConfig, Major::kMN, Major::kMN, TIn, TOut, kCompiled>();
+  }
 }
 
 template <typename TIn, typename TOut, std::size_t... kConfig>

@@ -329,6 +329,12 @@ Status prod::prepare(const GemmArgs& args, Choice choice, PreparedLaunch* out,
   const GemmArgs& c = problem.args;
   PreparedLaunch& prepared = *out;
   prepared = PreparedLaunch{};
+  if (!tcgemm::prod::takes_b(tile, problem.b.major)) {
+    return {StatusCode::kNotSupported,
+            std::string(entry.name) + ": " + std::to_string(tile.bn) +
+                "-column tiles take B only K-major (in this orientation: B column-major for a "
+                "column-major C, A row-major for a row-major C)"};
+  }
   prepared.swapped = problem.swapped;
   const int splits = tcgemm::prod::effective_splits(c.k, choice.k_splits);
   // Reduced in place, a split's last piece of each tile adds the others'

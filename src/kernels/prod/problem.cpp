@@ -461,7 +461,7 @@ std::vector<Choice> candidates(const Problem& problem, const DeviceModel& device
   std::vector<Choice> out;
   for (int i = 0; i < kConfigCount; ++i) {
     const TileConfig& t = kConfigs[i].tile;
-    if (!fits(t, problem, device)) continue;
+    if (!fits(t, problem, device) || !takes_b(t, problem.b.major)) continue;
     // Under an SM budget a row of several CTAs per SM would run one per SM.
     if (device.budget && t.ctas_per_sm > 1) continue;
     const std::int64_t tiles = padded_tiles(a, t);
@@ -539,15 +539,23 @@ constexpr int min_bn() {
 // made for small M while half its math is padding. The same holds for a
 // tile at least twice as wide as N (a flipped small-M problem: 64 x 14336 x
 // 4096 on prod-128x128 ran 1.46x the tuned choice, H200) where a narrower
-// tile exists. Rows the estimate does not model at all (ConfigEntry::
-// estimated) are the tuned table's alone.
+// tile exists. Nor does it see A, the larger operand where M > N, read
+// from DRAM again by each column tile of a narrow tile: 256 x 4096 x 4096
+// with a row-major C (the kernel's 4096 x 256, three 96-column tiles) ran
+// 29.9 us on prod-128x96, about A's 32 MB three times over at the copy
+// rate, against 24.3 on prod-128x128 (two columns), and 21.5 with C
+// column-major (the kernel's 256 x 4096: A is 2 MB) (H100,
+// bench/results/h100/2026-12-06-s19/): tiles under 128 columns are left out
+// where M > N and N spans more than two of them. Rows the estimate does not
+// model at all (ConfigEntry::estimated) are the tuned table's alone.
 bool estimate_covers(const Problem& problem, const Choice& c) {
   if (!kConfigs[c.config].estimated) return false;
   const TileConfig& t = kConfigs[c.config].tile;
-  const bool idle_consumer =
-      problem.args.m <= static_cast<std::int64_t>(kWgmmaM) * (t.consumers - 1);
-  const bool idle_columns = t.bn > min_bn() && 2 * problem.args.n <= t.bn;
-  return !idle_consumer && !idle_columns;
+  const GemmArgs& a = problem.args;
+  const bool idle_consumer = a.m <= static_cast<std::int64_t>(kWgmmaM) * (t.consumers - 1);
+  const bool idle_columns = t.bn > min_bn() && 2 * a.n <= t.bn;
+  const bool a_reread = t.bn < 128 && a.m > a.n && a.n > 2 * std::int64_t{t.bn};
+  return !idle_consumer && !idle_columns && !a_reread;
 }
 
 }  // namespace

@@ -257,7 +257,8 @@ std::size_t stream_k_partials_bytes(int config, std::int64_t clusters);
 std::size_t partials_bytes(const Problem& problem, Choice choice, std::int64_t split);
 
 // Every choice the family can run the problem with on the device (configs
-// whose shared memory fits, splits from 1 up to what could fill the device):
+// whose shared memory fits and that take the problem's B (takes_b), splits
+// from 1 up to what could fill the device):
 // what tcgemm-tune times and the heuristic scores. Never empty. With
 // `batch_invariant`, only k_splits == 1.
 std::vector<Choice> candidates(const Problem& problem, const DeviceModel& device,
