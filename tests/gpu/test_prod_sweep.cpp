@@ -1396,11 +1396,14 @@ bool b_reaches_k_major(const GemmCase& c, bool flipped) {
   return swapped ? c.la == Layout::kRowMajor : c.lb == Layout::kColMajor;
 }
 
-// The cases `choice`'s table row takes: all of them, or, for a row that
-// takes B only K-major (tcgemm::prod::takes_b: BN not whole 64-column
-// chunks), those whose B reaches it K-major. prepare() must refuse each
-// other one with kNotSupported and nothing enqueued (checked here), and at
-// least one case must be left to run.
+// The cases as `choice`'s table row takes them: all of them as they are,
+// or, for a row that takes B only K-major (tcgemm::prod::takes_b: BN not
+// whole 64-column chunks), each case whose B would reach it MN-major first
+// checked to be refused by prepare() (kNotSupported, naming K-major; it
+// returns before anything is enqueued) and then run with the one operand's
+// layout changed so that B reaches it K-major (B column-major where the
+// kernel computes C, A row-major where it computes C^T), everything else
+// (sizes, dtypes, scalars, padding, offsets, batches) kept.
 std::vector<GemmCase> taken_cases(const std::vector<GemmCase>& cases,
                                   const tcgemm::prod::Choice& choice) {
   const tcgemm::prod::TileConfig& t = tcgemm::prod::kConfigs[choice.config].tile;
@@ -1411,16 +1414,21 @@ std::vector<GemmCase> taken_cases(const std::vector<GemmCase>& cases,
       taken.push_back(c);
       continue;
     }
-    const GuardedProblem p(c);
-    tcgemm::kernels::prod::PreparedLaunch prepared;
-    const Status s = tcgemm::kernels::prod::prepare(p.args(), choice, &prepared);
-    EXPECT_EQ(s.code, tcgemm::StatusCode::kNotSupported)
-        << tcgemm::prod::kConfigs[choice.config].name << " on " << describe_case(c) << ": "
-        << s.message;
-    EXPECT_NE(s.message.find("K-major"), std::string::npos) << s.message;
+    {
+      const GuardedProblem p(c);
+      tcgemm::kernels::prod::PreparedLaunch prepared;
+      const Status s = tcgemm::kernels::prod::prepare(p.args(), choice, &prepared);
+      EXPECT_EQ(s.code, tcgemm::StatusCode::kNotSupported)
+          << tcgemm::prod::kConfigs[choice.config].name << " on " << describe_case(c) << ": "
+          << s.message;
+      EXPECT_NE(s.message.find("K-major"), std::string::npos) << s.message;
+    }
+    GemmCase k_major = c;
+    const bool swapped = (c.lc == Layout::kRowMajor) != choice.flipped;
+    (swapped ? k_major.la : k_major.lb) = swapped ? Layout::kRowMajor : Layout::kColMajor;
+    EXPECT_TRUE(b_reaches_k_major(k_major, choice.flipped));
+    taken.push_back(k_major);
   }
-  EXPECT_FALSE(taken.empty()) << tcgemm::prod::kConfigs[choice.config].name
-                              << ": no case with a K-major B to run";
   return taken;
 }
 

@@ -15,6 +15,7 @@
 #include "dispatch.h"
 #include "kernels/kernels.h"
 #include "kernels/prod/config.h"
+#include "kernels/prod/launch.h"
 #include "kernels/prod/problem.h"
 #include "plan/device_spec.h"
 #include "plan/prod_plan.h"
@@ -161,6 +162,37 @@ TEST(ProdSelect, CandidatesAreRowsThatTakeTheProblemsB) {
         }
       }
     }
+  }
+}
+
+// prepare() refuses a row that cannot take the problem's B with
+// kNotSupported, before it asks the device anything (so here, without
+// one), and takes the same problem with both operands K-contiguous as far
+// as that check.
+TEST(ProdPrepare, ARowThatTakesBOnlyKMajorRefusesAnMnMajorB) {
+  int row96 = -1;
+  for (int i = 0; i < tcgemm::prod::kConfigCount; ++i) {
+    if (tcgemm::prod::kConfigs[i].name == "prod-128x96") row96 = i;
+  }
+  ASSERT_GE(row96, 0);
+  for (const bool flipped : {false, true}) {
+    // B row-major with C column-major, and A column-major with C
+    // row-major: MN-major natively; flipped, the other pair.
+    const GemmArgs mn_major = flipped ? problem(256, 4096, 4096, kCol, kCol, kCol)
+                                      : problem(256, 4096, 4096, kRow, kRow, kCol);
+    tcgemm::kernels::prod::PreparedLaunch prepared;
+    const tcgemm::Status s = tcgemm::kernels::prod::prepare(
+        mn_major, tcgemm::prod::Choice{row96, 1, false, false, flipped}, &prepared);
+    EXPECT_EQ(s.code, tcgemm::StatusCode::kNotSupported) << flipped;
+    EXPECT_NE(s.message.find("prod-128x96"), std::string::npos) << s.message;
+    EXPECT_NE(s.message.find("K-major"), std::string::npos) << s.message;
+    EXPECT_EQ(prepared.instance, nullptr);
+    // The same shape with A row-major and B column-major gets past the check
+    // (to the device query, which fails here without a GPU).
+    const tcgemm::Status ok = tcgemm::kernels::prod::prepare(
+        problem(256, 4096, 4096, kRow, kCol, flipped ? kRow : kCol),
+        tcgemm::prod::Choice{row96, 1, false, false, flipped}, &prepared);
+    EXPECT_EQ(ok.message.find("K-major"), std::string::npos) << ok.message;
   }
 }
 

@@ -89,6 +89,15 @@ constexpr std::array kTable = tuned::sorted(std::array{
     Entry{kH200, DType::kBF16, DType::kBF16, Layout::kRowMajor, Layout::kColMajor,
           Layout::kColMajor, OperandPath::kTma, OperandPath::kTma, EpiloguePath::kTmaStore, 64,
           14336, 4096, 1, "prod-128x64", 1, false, /*flipped=*/true},
+    // A row that takes B only K-major (prod::takes_b), named for a layout
+    // that gives it one (A row-major, B column-major) and, edited by hand,
+    // for one that does not (B row-major).
+    Entry{kH200, DType::kBF16, DType::kBF16, Layout::kRowMajor, Layout::kColMajor,
+          Layout::kColMajor, OperandPath::kTma, OperandPath::kTma, EpiloguePath::kTmaStore, 256,
+          6144, 4096, 1, "prod-128x96", 1},
+    Entry{kH200, DType::kBF16, DType::kBF16, Layout::kRowMajor, Layout::kRowMajor,
+          Layout::kColMajor, OperandPath::kTma, OperandPath::kTma, EpiloguePath::kTmaStore, 256,
+          6144, 4096, 1, "prod-128x96", 1},
     // The small-M path measured fastest: no tile choice (M = 1: C stored
     // from registers).
     Entry{kH200, DType::kBF16, DType::kBF16, Layout::kRowMajor, Layout::kColMajor,
@@ -126,6 +135,14 @@ TEST(TunedLookup, AFlippedEntryGivesAFlippedChoice) {
             (Choice{*tuned::config_index("prod-128x64"), 1, /*separate_reduction=*/false,
                     /*split_tail=*/false, /*flipped=*/true}));
   EXPECT_FALSE(lookup(kTable, kH200, tn(16, 4096, 4096))->flipped);
+}
+
+TEST(TunedLookup, AnEntryWhoseRowCannotTakeTheProblemsBIsIgnored) {
+  EXPECT_EQ(lookup(kTable, kH200, tn(256, 6144, 4096)), config_choice("prod-128x96", 1));
+  const GemmArgs mn_major_b = args_for(256, 6144, 4096, Layout::kRowMajor, Layout::kRowMajor,
+                                       Layout::kColMajor, DType::kBF16, DType::kBF16);
+  ASSERT_NE(tuned::find(kTable, kH200, mn_major_b), nullptr);  // the entry is there
+  EXPECT_FALSE(lookup(kTable, kH200, mn_major_b));
 }
 
 TEST(TunedLookup, AnotherDeviceNameFindsNothing) {

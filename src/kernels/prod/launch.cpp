@@ -332,8 +332,9 @@ Status prod::prepare(const GemmArgs& args, Choice choice, PreparedLaunch* out,
   if (!tcgemm::prod::takes_b(tile, problem.b.major)) {
     return {StatusCode::kNotSupported,
             std::string(entry.name) + ": " + std::to_string(tile.bn) +
-                "-column tiles take B only K-major (in this orientation: B column-major for a "
-                "column-major C, A row-major for a row-major C)"};
+                "-column tiles take the kernel's B only K-major, and this problem's reaches it "
+                "MN-major in the orientation chosen (both operands K-contiguous, A row-major and "
+                "B column-major, run in either)"};
   }
   prepared.swapped = problem.swapped;
   const int splits = tcgemm::prod::effective_splits(c.k, choice.k_splits);
@@ -419,6 +420,9 @@ Status prod::prepare(const GemmArgs& args, Choice choice, PreparedLaunch* out,
   prepared.instance =
       &instances(c.a.dtype, to_slices ? DType::kFP32 : c.c.dtype)[static_cast<std::size_t>(
           prod::instance_index(choice.config, problem.a.major, problem.b.major, store))];
+  if (prepared.instance->prepare == nullptr) {  // an empty slot: prepare()'s checks missed it
+    return {StatusCode::kNotSupported, std::string(entry.name) + ": no instance for this problem"};
+  }
   if (Status s = prepared.instance->prepare(launch); !s.ok()) return s;
 
   const std::int64_t units = tcgemm::prod::work_units(problem, choice.config);
