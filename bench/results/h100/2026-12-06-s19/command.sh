@@ -14,6 +14,8 @@
 #                        its commit): tcgemm-bench, tcgemm-tune, tcgemm_gpu_tests
 #   .carry/s19c.tar.xz   s19b with the heuristic's rule against narrow
 #                        tiles over a larger A (problem.cpp's estimate_covers)
+#   .carry/s19f.tar.xz   the session's last main (its COMMIT): tcgemm-bench,
+#                        tcgemm_gpu_tests (not run in this session)
 # Parts:
 #   ab       the tcgemm row of main and of the branch on seven shapes, in the
 #            order main, branch, branch, main, twice; then the GPU suite (but
@@ -27,6 +29,10 @@
 #   bn96c    the same A/B (heldout tn and tnr, the two extra shapes) of main
 #            against s19c; memcheck and racecheck on the sanitizer subsets
 #            and the stream-K tail tests on s19c
+#   verify   (for the next session, unrun) on s19f: the widened stream-K
+#            tail test, memcheck and racecheck on the sanitizer subsets (the
+#            TMA-store subset new), then the GPU suite but the two long
+#            stream-K tail tests
 #   one      re-tune llm and squares into new.json; the tcgemm row with the
 #            committed table: llm (copy rates beside it) and squares
 #   layouts  the eight storage orders at 4096^3 and 8192^3 (bf16; fp16 tn
@@ -90,6 +96,16 @@ bn96|bn96c)
     TCGEMM_REQUIRE_GPU=1 timeout $((585 - SECONDS)) s19c/tcgemm_gpu_tests --gtest_filter='ProdChoices.StreamK*' > streamk-s19c.log 2>&1
     echo "stream-K tests rc $? at $SECONDS s"; grep -E "^\[  PASSED|^\[  FAILED|FAILED  \]" streamk-s19c.log | tail -5
   fi ;;
+verify)
+  tar xJf s19f.tar.xz
+  TCGEMM_REQUIRE_GPU=1 timeout 240 s19f/tcgemm_gpu_tests --gtest_filter='ProdChoices.StreamKWidenedTailIsCorrectOnEveryConfig' > widened-s19f.log 2>&1
+  echo "widened rc $? at $SECONDS s"; grep -E "^\[  PASSED|^\[  FAILED|FAILED  \]" widened-s19f.log | tail -3; pack verify
+  for tool in memcheck racecheck; do
+    TCGEMM_SANITIZER=1 TCGEMM_REQUIRE_GPU=1 timeout 100 compute-sanitizer --tool $tool --error-exitcode 97 s19f/tcgemm_gpu_tests --gtest_filter='ProdSweep.Sanitizer*:ProdChoices.*SanitizerSubset:ProdRepack.TwoJobsInOneLaunch' > $tool-s19f.log 2>&1
+    echo "$tool rc $? at $SECONDS s"; grep -E "SUMMARY|^\[  PASSED|^\[  FAILED" $tool-s19f.log | tail -n 3
+  done
+  pack verify
+  suite_on s19f $((585 - SECONDS)) ;;
 one)
   timeout 200 $b/tcgemm-tune --shapes llm --dtype bf16 --layouts tn,tnr --out new.json > tune.log 2>&1
   timeout 80 $b/tcgemm-tune --shapes square --dtype bf16 --layouts tn,tnr --out new.json >> tune.log 2>&1
