@@ -238,8 +238,8 @@ inline constexpr std::array kConfigs = {
                            .deferred_store = true},
                 "production: 128x96x64 tile, 7 stages, 2 consumers, cluster 2x1 with B multicast, "
                 "deferred TMA-store epilogue (K-major B only)",
-                // Set below the 128 x 128 row's 85: each k16 step's wgmma
-                // reads 2 KiB of A for 1.5 (not 2) of 128 x 128's products.
+                // Set below the 128 x 128 row's 85: a consumer's k16 step
+                // reads A's 2 KiB for three quarters of 128 x 128's products.
                 80},
 };
 
