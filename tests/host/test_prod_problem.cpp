@@ -133,10 +133,7 @@ TEST(ProdConfig, OnlyWholeChunkRowsTakeAnMnMajorB) {
 TEST(ProdSelect, CandidatesAreRowsThatTakeTheProblemsB) {
   const tcgemm::prod::DeviceModel model = h200_model();
   int row96 = -1;
-  for (int i = 0; i < tcgemm::prod::kConfigCount; ++i) {
-    if (tcgemm::prod::kConfigs[i].name == "prod-128x96") row96 = i;
-  }
-  ASSERT_GE(row96, 0);
+  ASSERT_TRUE(tcgemm::kernels::prod::config_of_kernel("prod-128x96", &row96));
   for (const Layout a : {kRow, kCol}) {
     for (const Layout b : {kRow, kCol}) {
       for (const Layout c : {kRow, kCol}) {
@@ -171,10 +168,7 @@ TEST(ProdSelect, CandidatesAreRowsThatTakeTheProblemsB) {
 // as that check.
 TEST(ProdPrepare, ARowThatTakesBOnlyKMajorRefusesAnMnMajorB) {
   int row96 = -1;
-  for (int i = 0; i < tcgemm::prod::kConfigCount; ++i) {
-    if (tcgemm::prod::kConfigs[i].name == "prod-128x96") row96 = i;
-  }
-  ASSERT_GE(row96, 0);
+  ASSERT_TRUE(tcgemm::kernels::prod::config_of_kernel("prod-128x96", &row96));
   for (const bool flipped : {false, true}) {
     // B row-major with C column-major, and A column-major with C
     // row-major: MN-major natively; flipped, the other pair.
