@@ -1750,51 +1750,67 @@ StreamKShape run_stream_k_cases(int config, int budget, bool flipped, std::int64
   return shape;
 }
 
-// Every config that runs one CTA per SM, unsplit, on budgets of 4 SMs (2
-// clusters of 2, or 4 CTAs), 6, and 5 workers (10 SMs in clusters of 2, 5
-// without: heads that add two partial sums, as most of 8192^3's do), in the
-// native orientation and flipped.
-TEST_F(ProdChoices, StreamKTailIsCorrectOnEveryConfig) {
+// The stream-K tail tests, one instance per config that runs one CTA per SM
+// (named by the config: ProdStreamKTail.IsCorrect/prod_128x96): each instance
+// stays well inside ctest's per-test limit, where a loop over every config
+// took 230-250 s on an H100, and one row can be run alone.
+std::vector<int> one_cta_per_sm_configs() {
+  std::vector<int> configs;
   for (int config = 0; config < tcgemm::prod::kConfigCount; ++config) {
-    const tcgemm::prod::TileConfig& t = tcgemm::prod::kConfigs[config].tile;
-    if (t.ctas_per_sm != 1) continue;
-    for (const int budget : {4, 6, 5 * t.cluster_m}) {
-      for (const bool flipped : {false, true}) {
-        const int peers = run_stream_k_cases(config, budget, flipped, 8000).most_peers;
-        if (budget == 5 * t.cluster_m) {
-          EXPECT_EQ(peers, 2) << tcgemm::prod::kConfigs[config].name << " on " << budget;
-        }
+    if (tcgemm::prod::kConfigs[config].tile.ctas_per_sm == 1) configs.push_back(config);
+  }
+  return configs;
+}
+
+std::string config_param_name(const ::testing::TestParamInfo<int>& info) {
+  return sanitize_name(std::string(tcgemm::prod::kConfigs[info.param].name));
+}
+
+class ProdStreamKTail : public HopperTestWithParam<int> {};
+
+// Unsplit, on budgets of 4 SMs (2 clusters of 2, or 4 CTAs), 6, and 5
+// workers (10 SMs in clusters of 2, 5 without: heads that add two partial
+// sums, as most of 8192^3's do), in the native orientation and flipped.
+TEST_P(ProdStreamKTail, IsCorrect) {
+  const int config = GetParam();
+  const tcgemm::prod::TileConfig& t = tcgemm::prod::kConfigs[config].tile;
+  for (const int budget : {4, 6, 5 * t.cluster_m}) {
+    for (const bool flipped : {false, true}) {
+      const int peers = run_stream_k_cases(config, budget, flipped, 8000).most_peers;
+      if (budget == 5 * t.cluster_m) {
+        EXPECT_EQ(peers, 2) << tcgemm::prod::kConfigs[config].name << " on " << budget;
       }
     }
   }
 }
 
 // A last round too thin to split alone (1 unit over 3 or 5 workers, 2 over
-// 5): the round before it joins the split range, on every config of one CTA
-// per SM, in both orientations. Each head adds one partial sum; with 2 over
-// 5 a worker holds three pieces (the end of a unit, a whole one, a head).
-TEST_F(ProdChoices, StreamKWidenedTailIsCorrectOnEveryConfig) {
+// 5): the round before it joins the split range, in both orientations. Each
+// head adds one partial sum; with 2 over 5 a worker holds three pieces (the
+// end of a unit, a whole one, a head).
+TEST_P(ProdStreamKTail, WidenedIsCorrect) {
   struct Thin {
     int workers;
     int extra;
     int most_pieces;
   };
-  for (int config = 0; config < tcgemm::prod::kConfigCount; ++config) {
-    const tcgemm::prod::TileConfig& t = tcgemm::prod::kConfigs[config].tile;
-    if (t.ctas_per_sm != 1) continue;
-    for (const Thin thin : {Thin{3, 1, 2}, Thin{5, 1, 2}, Thin{5, 2, 3}}) {
-      for (const bool flipped : {false, true}) {
-        const StreamKShape shape =
-            run_stream_k_cases(config, thin.workers * t.cluster_m, flipped, 8000, thin.extra);
-        const std::string where = std::string(tcgemm::prod::kConfigs[config].name) + ", " +
-                                  std::to_string(thin.extra) + " over " +
-                                  std::to_string(thin.workers) + " workers";
-        EXPECT_EQ(shape.most_peers, 1) << where;
-        EXPECT_EQ(shape.most_pieces, thin.most_pieces) << where;
-      }
+  const int config = GetParam();
+  const tcgemm::prod::TileConfig& t = tcgemm::prod::kConfigs[config].tile;
+  for (const Thin thin : {Thin{3, 1, 2}, Thin{5, 1, 2}, Thin{5, 2, 3}}) {
+    for (const bool flipped : {false, true}) {
+      const StreamKShape shape =
+          run_stream_k_cases(config, thin.workers * t.cluster_m, flipped, 8000, thin.extra);
+      const std::string where = std::string(tcgemm::prod::kConfigs[config].name) + ", " +
+                                std::to_string(thin.extra) + " over " +
+                                std::to_string(thin.workers) + " workers";
+      EXPECT_EQ(shape.most_peers, 1) << where;
+      EXPECT_EQ(shape.most_pieces, thin.most_pieces) << where;
     }
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(EveryConfig, ProdStreamKTail, ::testing::ValuesIn(one_cta_per_sm_configs()),
+                         config_param_name);
 
 // The subset for compute-sanitizer: the 128 x 256 row (clusters of 2, the
 // TMA store) and the 64 x 256 row (no cluster, one consumer) on 4 SMs, K
