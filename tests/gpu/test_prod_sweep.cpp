@@ -1601,6 +1601,32 @@ TEST_F(ProdChoices, TmaStoreEpilogueSanitizerSubset) {
   }
 }
 
+// Both TMA-store epilogues on a C whose pitch and batch stride are not the
+// tile grid's: ldc 8 past tight (a map that took N, or M, for the pitch
+// would write the wrong lines) and three entries M x ldc apart, beta 1; a
+// column-major C and a row-major one, each in both orientations, every
+// config on the whole device.
+TEST_F(ProdChoices, TmaStoredCTakesAPaddedLdcAndBatchStride) {
+  for (const StorageOrder& o : {kOrders[0], kOrders[4]}) {
+    GemmCase c = make_case(264, 600, 328, o, DType::kBF16, DType::kBF16, 0x1dc8);
+    c.ldc_pad = 8;
+    c.batch = BatchMode::kTight;
+    c.beta = 1.0f;
+    for (int config = 0; config < tcgemm::prod::kConfigCount; ++config) {
+      for (const bool flipped : {false, true}) {
+        const tcgemm::prod::Choice choice{config, 1, false, false, flipped};
+        const std::string name = std::string(tcgemm::prod::kConfigs[config].name) + " " +
+                                 order_name(o.a, o.b, o.c) + (flipped ? " flipped" : "");
+        const GuardedProblem p(c);
+        tcgemm::kernels::prod::PreparedLaunch prepared;
+        ASSERT_TRUE(tcgemm::kernels::prod::prepare(p.args(), choice, &prepared).ok()) << name;
+        EXPECT_TRUE(prepared.tma_c) << name << ": C does not leave by TMA store";
+        run_all(taken_cases({c}, choice), "ProdChoices " + name, choice_backend(choice, name));
+      }
+    }
+  }
+}
+
 // One workspace serves the stream-K ladder step and then the family's
 // in-place splits: the step's partial sums (2040 x 2300 x 4000 splits six
 // tile pairs over every resident cluster) start past the family's split-K

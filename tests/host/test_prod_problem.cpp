@@ -317,6 +317,11 @@ TEST(ProdProblem, AFlippedProblemRunsTheOtherOrientationWithARowMajorOutput) {
   EXPECT_EQ(q.args.n, 4096);
   EXPECT_EQ(q.args.a.ptr, tnr.a.ptr);
   EXPECT_EQ(q.epilogue, EpiloguePath::kTmaStore);  // N = 4096, ldc = 4096
+  // Its rows are the outer dimension, which TMA clips row by row: 60 of
+  // them still leave by TMA store.
+  EXPECT_EQ(tcgemm::prod::canonicalize(problem(60, 4096, 512, kRow, kCol, kRow), /*flipped=*/true)
+                .epilogue,
+            EpiloguePath::kTmaStore);
   // Row-major C with ldc = 4097: TMA cannot address it in either orientation.
   GemmArgs tnr_odd = tnr;
   tnr_odd.c.ld = 4097;
