@@ -50,4 +50,15 @@ __device__ __forceinline__ void stmatrix_x4_trans(void* row_address, std::uint32
                : "memory");
 }
 
+// The same without .trans: lanes 8i .. 8i + 7 give the addresses of matrix
+// i's rows, stored as they are (row t / 4 of the accumulator layout is the
+// matrix's row t / 4 in memory).
+__device__ __forceinline__ void stmatrix_x4(void* row_address, std::uint32_t r0, std::uint32_t r1,
+                                            std::uint32_t r2, std::uint32_t r3) {
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(
+                   smem_addr(row_address)),
+               "r"(r0), "r"(r1), "r"(r2), "r"(r3)
+               : "memory");
+}
+
 }  // namespace tcgemm::ptx

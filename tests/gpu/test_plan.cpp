@@ -125,12 +125,14 @@ TEST_F(GemmPlanTest, RunIsExactAndRunsAgainWithNewPointers) {
 }
 
 // A plan of a choice in the flipped orientation (the kernel's output
-// row-major, from registers, here a K split reduced in place): made for a C
-// whose element pairs are aligned, it runs as exactly on a C one element
-// off, whose pairs are not.
+// row-major, here a K split reduced in place). With 20 rows (the kernel's N,
+// not whole 16-byte chunks) the output leaves from registers: made for a C
+// whose element pairs are aligned, the plan runs as exactly on a C one
+// element off, whose pairs are not. With 24 it leaves by TMA store, and the
+// plan refuses that C by name, as a native one does, with C untouched.
 TEST_F(GemmPlanTest, AFlippedChoiceRunsOnACOfAnyElementAlignment) {
   GemmCase c;
-  c.m = 24;  // few rows, column-major C: the heuristic flips it (no table entry)
+  c.m = 20;  // few rows, column-major C: the heuristic flips it (no table entry)
   c.n = 3072;
   c.k = 2048;
   c.beta = 1.0f;
@@ -141,11 +143,36 @@ TEST_F(GemmPlanTest, AFlippedChoiceRunsOnACOfAnyElementAlignment) {
   ASSERT_TRUE(IsOk(GemmPlan::create(first.args(), {}, &plan))) << what;
   EXPECT_NE(plan.description().config.find("flipped"), std::string::npos)
       << "the heuristic no longer flips " << what << ": " << plan.description().config;
+  EXPECT_NE(plan.description().config.find("epilogue=direct"), std::string::npos)
+      << plan.description().config;
   expect_exact_run(plan, first, nullptr, what + " (flipped plan)");
   GemmCase shifted = c;
   shifted.c_offset = 1;
   shifted.seed = 18;
   GuardedProblem second(shifted);
+  expect_exact_run(plan, second, nullptr, what + " (flipped plan, C one element off)");
+
+  GemmCase tma = c;
+  tma.m = 24;
+  GuardedProblem aligned(tma);
+  GemmPlan tma_plan;
+  ASSERT_TRUE(IsOk(GemmPlan::create(aligned.args(), {}, &tma_plan))) << describe_case(tma);
+  EXPECT_NE(tma_plan.description().config.find("flipped"), std::string::npos)
+      << tma_plan.description().config;
+  EXPECT_NE(tma_plan.description().config.find("epilogue=tma-store"), std::string::npos)
+      << tma_plan.description().config;
+  expect_exact_run(tma_plan, aligned, nullptr, describe_case(tma) + " (flipped plan, TMA store)");
+  GemmCase tma_shifted = tma;
+  tma_shifted.c_offset = 1;
+  GuardedProblem off(tma_shifted);
+  const GemmArgs o = off.args();
+  const auto before = off.download_c();
+  const tcgemm::Status refused = tma_plan.run(o.a.ptr, o.b.ptr, o.c.ptr, o.alpha, o.beta, nullptr);
+  EXPECT_EQ(refused.code, tcgemm::StatusCode::kInvalidValue);
+  EXPECT_NE(refused.message.find("c is not 16-byte aligned"), std::string::npos) << refused.message;
+  TCGEMM_CHECK_CUDA(cudaDeviceSynchronize());
+  std::int64_t at = -1;
+  EXPECT_EQ(count_differences(before, off.download_c(), at), 0) << "a refused run wrote C";
   expect_exact_run(plan, second, nullptr, what + " (flipped plan, C one element off)");
 }
 

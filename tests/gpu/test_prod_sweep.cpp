@@ -1581,20 +1581,49 @@ TEST_F(ProdChoices, StagedEpilogueSanitizerSubset) {
 // The TMA-store epilogue for compute-sanitizer, the same way: C that TMA
 // addresses (M a multiple of 8, ldc tight), beta 1, one case per config on
 // 2 SMs, so that each consumer restages its C buffer tile after tile and a
-// deferred row stores part of each tile under the next one's mainloop.
+// deferred row stores part of each tile under the next one's mainloop; in
+// both orientations (flipped: the row-major output's TMA store).
 TEST_F(ProdChoices, TmaStoreEpilogueSanitizerSubset) {
   GemmCase c = make_case(264, 600, 1600, kOrders[0], DType::kBF16, DType::kBF16, 0x57a6ed90);
   c.beta = 1.0f;
   c.guard = sanitizer_subset_guard();
   for (int config = 0; config < tcgemm::prod::kConfigCount; ++config) {
-    const tcgemm::prod::Choice choice{config, 1};
-    const std::string name =
-        std::string(tcgemm::prod::kConfigs[config].name) + " TMA-store C on 2 SMs";
-    const GuardedProblem p(c);
-    tcgemm::kernels::prod::PreparedLaunch prepared;
-    ASSERT_TRUE(tcgemm::kernels::prod::prepare(p.args(), choice, &prepared).ok()) << name;
-    EXPECT_TRUE(prepared.tma_c) << name << ": C does not leave by TMA store";
-    run_all(taken_cases({c}, choice), "ProdChoices " + name, choice_backend(choice, name, 2));
+    for (const bool flipped : {false, true}) {
+      const tcgemm::prod::Choice choice{config, 1, false, false, flipped};
+      const std::string name = std::string(tcgemm::prod::kConfigs[config].name) +
+                               " TMA-store C on 2 SMs" + (flipped ? " flipped" : "");
+      const GuardedProblem p(c);
+      tcgemm::kernels::prod::PreparedLaunch prepared;
+      ASSERT_TRUE(tcgemm::kernels::prod::prepare(p.args(), choice, &prepared).ok()) << name;
+      EXPECT_TRUE(prepared.tma_c) << name << ": C does not leave by TMA store";
+      run_all(taken_cases({c}, choice), "ProdChoices " + name, choice_backend(choice, name, 2));
+    }
+  }
+}
+
+// Both TMA-store epilogues on a C whose pitch and batch stride are not the
+// tile grid's: ldc 8 past tight (a map that took N, or M, for the pitch
+// would write the wrong lines) and three entries M x ldc apart, beta 1; a
+// column-major C and a row-major one, each in both orientations, every
+// config on the whole device.
+TEST_F(ProdChoices, TmaStoredCTakesAPaddedLdcAndBatchStride) {
+  for (const StorageOrder& o : {kOrders[0], kOrders[4]}) {
+    GemmCase c = make_case(264, 600, 328, o, DType::kBF16, DType::kBF16, 0x1dc8);
+    c.ldc_pad = 8;
+    c.batch = BatchMode::kTight;
+    c.beta = 1.0f;
+    for (int config = 0; config < tcgemm::prod::kConfigCount; ++config) {
+      for (const bool flipped : {false, true}) {
+        const tcgemm::prod::Choice choice{config, 1, false, false, flipped};
+        const std::string name = std::string(tcgemm::prod::kConfigs[config].name) + " " +
+                                 order_name(o.a, o.b, o.c) + (flipped ? " flipped" : "");
+        const GuardedProblem p(c);
+        tcgemm::kernels::prod::PreparedLaunch prepared;
+        ASSERT_TRUE(tcgemm::kernels::prod::prepare(p.args(), choice, &prepared).ok()) << name;
+        EXPECT_TRUE(prepared.tma_c) << name << ": C does not leave by TMA store";
+        run_all(taken_cases({c}, choice), "ProdChoices " + name, choice_backend(choice, name));
+      }
+    }
   }
 }
 

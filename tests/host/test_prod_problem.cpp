@@ -285,7 +285,9 @@ TEST(ProdProblem, RowMajorCIsComputedAsTheTransposeWithOperandsSwapped) {
 
 TEST(ProdProblem, AFlippedProblemRunsTheOtherOrientationWithARowMajorOutput) {
   // Column-major C flipped: C^T = B^T A^T, written row-major (C(i, j) at
-  // i + j * ldc is C^T(j, i) at j * ldc + i), from registers.
+  // i + j * ldc is C^T(j, i) at j * ldc + i), by TMA store: C's base and
+  // ldc are aligned and the contiguous dimension (the kernel's N, 64) is a
+  // multiple of 8.
   const GemmArgs tn = problem(64, 4096, 512, kRow, kCol, kCol);
   const auto p = tcgemm::prod::canonicalize(tn, /*flipped=*/true);
   EXPECT_TRUE(p.swapped);
@@ -297,8 +299,15 @@ TEST(ProdProblem, AFlippedProblemRunsTheOtherOrientationWithARowMajorOutput) {
   EXPECT_EQ(p.args.a.ptr, tn.b.ptr);
   EXPECT_EQ(p.a.major, Major::kK);  // B column-major: K contiguous
   EXPECT_EQ(p.b.major, Major::kK);  // A row-major: K contiguous
-  EXPECT_EQ(p.epilogue, EpiloguePath::kDirect);
+  EXPECT_EQ(p.epilogue, EpiloguePath::kTmaStore);
   EXPECT_EQ(tcgemm::prod::canonicalize(tn).epilogue, EpiloguePath::kTmaStore);
+  // 60 rows: the flipped output's contiguous dimension is not whole 16-byte
+  // chunks (a TMA store would write past it), so it leaves from registers,
+  // as the native one (M % 8 != 0) does.
+  GemmArgs tn60 = problem(60, 4096, 512, kRow, kCol, kCol);
+  tn60.c.ld = 64;
+  EXPECT_EQ(tcgemm::prod::canonicalize(tn60, /*flipped=*/true).epilogue, EpiloguePath::kDirect);
+  EXPECT_EQ(tcgemm::prod::canonicalize(tn60).epilogue, EpiloguePath::kDirect);
   // Row-major C flipped: C as given, written row-major.
   const GemmArgs tnr = problem(64, 4096, 512, kRow, kCol, kRow);
   const auto q = tcgemm::prod::canonicalize(tnr, /*flipped=*/true);
@@ -307,7 +316,18 @@ TEST(ProdProblem, AFlippedProblemRunsTheOtherOrientationWithARowMajorOutput) {
   EXPECT_EQ(q.args.m, 64);
   EXPECT_EQ(q.args.n, 4096);
   EXPECT_EQ(q.args.a.ptr, tnr.a.ptr);
-  EXPECT_EQ(q.epilogue, EpiloguePath::kDirect);
+  EXPECT_EQ(q.epilogue, EpiloguePath::kTmaStore);  // N = 4096, ldc = 4096
+  // Its rows are the outer dimension, which TMA clips row by row: 60 of
+  // them still leave by TMA store.
+  EXPECT_EQ(tcgemm::prod::canonicalize(problem(60, 4096, 512, kRow, kCol, kRow), /*flipped=*/true)
+                .epilogue,
+            EpiloguePath::kTmaStore);
+  // Row-major C with ldc = 4097: TMA cannot address it in either orientation.
+  GemmArgs tnr_odd = tnr;
+  tnr_odd.c.ld = 4097;
+  EXPECT_EQ(tcgemm::prod::canonicalize(tnr_odd, /*flipped=*/true).epilogue,
+            EpiloguePath::kDirect);
+  EXPECT_EQ(tcgemm::prod::canonicalize(tnr_odd).epilogue, EpiloguePath::kDirect);
   // The native problems are what canonicalize gives without the flag.
   EXPECT_FALSE(tcgemm::prod::canonicalize(tn).c_row_major);
   EXPECT_TRUE(tcgemm::prod::canonicalize(tnr).swapped);
@@ -315,7 +335,7 @@ TEST(ProdProblem, AFlippedProblemRunsTheOtherOrientationWithARowMajorOutput) {
   EXPECT_TRUE(tcgemm::prod::oriented(tn, flipped).c_row_major);
   const std::string text = tcgemm::prod::to_string(tcgemm::prod::launch_config(p, flipped, h200_model()));
   EXPECT_NE(text.find("flipped"), std::string::npos) << text;
-  EXPECT_NE(text.find("epilogue=direct"), std::string::npos) << text;
+  EXPECT_NE(text.find("epilogue=tma-store"), std::string::npos) << text;
 }
 
 TEST(ProdProblem, AlignedOperandsAreStreamedByTmaDirectly) {

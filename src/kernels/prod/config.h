@@ -267,6 +267,17 @@ constexpr bool takes_b(const TileConfig& t, Major b) {
   return b == Major::kK || t.bn % kChunk == 0;
 }
 
+// A row-major output's TMA store (a flipped choice's, where TMA can address
+// C): one consumer's kCRows x c_cols part leaves its C buffer in boxes of 64
+// columns, each row one 128-byte line swizzled as TMA's SWIZZLE_128B reads it,
+// where c_cols is whole 64-column chunks; otherwise (prod-128x96's 48) in one
+// unswizzled box of c_cols columns. The kernel stages and the host encodes
+// the map by these two.
+constexpr bool row_major_c_swizzled(const TileConfig& t) { return t.c_cols % kChunk == 0; }
+constexpr int row_major_c_box_cols(const TileConfig& t) {
+  return row_major_c_swizzled(t) ? kChunk : t.c_cols;
+}
+
 // Dynamic shared memory the kernel asks for (SharedStorage in kernel.cuh, plus
 // 1 KiB to align it to the swizzle period), for 16-bit inputs and outputs of
 // `out_bytes` (C buffers are allocated only for 16-bit outputs).

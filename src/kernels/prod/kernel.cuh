@@ -24,7 +24,9 @@
 //             columns, realigned where a column starts off 16 bytes, and
 //             fp32 C goes from registers to global memory, masked. A flipped
 //             choice (the other orientation: C^T for a column-major C, C for
-//             a row-major one) writes its output row-major from registers.
+//             a row-major one) writes its output row-major: staged with
+//             (untransposed) stmatrix and stored by TMA where TMA can address
+//             it and N is a multiple of 8, from registers otherwise.
 //             Each way of storing C is its own instance (CStore).
 //
 // Shape, K, alignment and batch are all runtime data: out-of-bounds boxes
@@ -206,29 +208,157 @@ struct alignas(1024) SharedStorage {
 
 // --- epilogue: TMA stores of C's parts ------------------------------------
 // The ladder's store helpers (hopper::tma_store::store_c_buffer, store_slice,
-// store_packed_part) with a batch coordinate: a batched C's map is 3-D. The
-// ladder is frozen; its staging helpers (stage_c_part_stmatrix, pack_slice,
-// acquire_c_buffer) are shared as they are.
+// store_packed_part) with a batch coordinate (a batched C's map is 3-D) and a
+// row-major form (kRow: CStore::kTmaRowMajor, a flipped choice's output). The
+// ladder is frozen; its column-major staging helpers (stage_c_part_stmatrix,
+// pack_slice, acquire_c_buffer) are shared as they are.
 
-template <typename S, typename TOut>
+// A row-major part in a consumer's C buffer (kCRows x kCCols): boxes of
+// row_major_c_box_cols columns one after another, each row-major; swizzled
+// boxes (64 columns) hold each row as one 128-byte line whose 16-byte chunks
+// are XORed with row % 8, the pattern TMA's SWIZZLE_128B reads.
+template <typename S>
+struct RowMajorCBuffer {
+  static constexpr bool kSwizzled = tcgemm::prod::row_major_c_swizzled(S::kTile);
+  static constexpr int kBoxCols = tcgemm::prod::row_major_c_box_cols(S::kTile);
+  static constexpr int kBoxes = S::kCCols / kBoxCols;
+  static_assert(S::kCCols % kBoxCols == 0 && kBoxCols % 8 == 0);
+  // Element index of part element (row, col), col a multiple of 8 (the
+  // start of a 16-byte chunk).
+  static __device__ __forceinline__ int index(int row, int col) {
+    const int box = col / kBoxCols;
+    const int c = col % kBoxCols;
+    const int chunk = kSwizzled ? (c / 8) ^ (row % 8) : c / 8;
+    return (box * kCRows + row) * kBoxCols + chunk * 8;
+  }
+};
+
+// One TMA store per box of the consumer's C buffer, its top-left element at
+// C(row0, col0) (column-major: one box of kCRows x kCCols).
+template <typename S, bool kRow, typename TOut>
 __device__ __forceinline__ void store_c_buffer(const TOut* c_tile, const CUtensorMap* map_c,
                                                std::int32_t row0, std::int32_t col0,
                                                std::int32_t batch, int barrier, bool leader) {
   ptx::fence_proxy_async_shared();
   ptx::named_barrier_sync(barrier, S::kWarpgroupThreads);
   if (leader) {
-    // batch < 0: C is one matrix, its map 2-D.
-    if (batch >= 0) {
-      ptx::tma_store_3d(map_c, c_tile, row0, col0, batch);
+    const auto store = [&](const TOut* box, std::int32_t inner, std::int32_t outer) {
+      // batch < 0: C is one matrix, its map 2-D.
+      if (batch >= 0) {
+        ptx::tma_store_3d(map_c, box, inner, outer, batch);
+      } else {
+        ptx::tma_store_2d(map_c, box, inner, outer);
+      }
+    };
+    if constexpr (kRow) {
+      using Buffer = RowMajorCBuffer<S>;
+#pragma unroll
+      for (int b = 0; b < Buffer::kBoxes; ++b) {
+        store(c_tile + b * kCRows * Buffer::kBoxCols, col0 + b * Buffer::kBoxCols, row0);
+      }
     } else {
-      ptx::tma_store_2d(map_c, c_tile, row0, col0);
+      store(c_tile, row0, col0);
     }
     ptx::tma_store_commit();
   }
 }
 
+// Entry i of a consumer's slice as the 16-bit pair stmatrix stores (chunk
+// i / 2's two columns of row lane / 4 + 8 (i % 2) of the warp's 16 rows),
+// alpha and beta applied, beta reading a row-major C (the column-major form
+// is inside hopper::tma_store::pack_slice and stage_c_part_stmatrix).
+template <typename TOut, typename S>
+__device__ __forceinline__ std::uint32_t row_major_pair(const float (&acc)[S::BN / 2], int i,
+                                                       const hopper::EpilogueParams& ep,
+                                                       std::int32_t row0, std::int32_t col0) {
+  float lo = acc[2 * i];
+  float hi = acc[2 * i + 1];
+  if (ep.alpha != 1.0f) {
+    lo *= ep.alpha;
+    hi *= ep.alpha;
+  }
+  if (ep.beta != 0.0f) {
+    const int lane = threadIdx.x % 32;
+    const int warp_row = ((threadIdx.x % S::kWarpgroupThreads) / 32) * 16;
+    const TOut* c = static_cast<const TOut*>(ep.c);
+    const std::int64_t r = std::int64_t{row0} + warp_row + (i % 2) * 8 + lane / 4;
+    const std::int64_t col = std::int64_t{col0} + (i / 2) * 8 + 2 * (lane % 4);
+    if (r < ep.m && col < ep.n) lo += ep.beta * to_float(c[r * ep.ldc + col]);
+    if (r < ep.m && col + 1 < ep.n) hi += ep.beta * to_float(c[r * ep.ldc + col + 1]);
+  }
+  return hopper::tma_store::pack_pair<TOut>(lo, hi);
+}
+
+// Entries [kBegin, BN / 4) of a consumer's slice into `packed` (the deferred
+// store's registers), row_major_pair's way.
+template <typename TOut, typename S, int kBegin>
+__device__ __forceinline__ void pack_slice_row_major(const float (&acc)[S::BN / 2],
+                                                     std::uint32_t (&packed)[S::BN / 4],
+                                                     const hopper::EpilogueParams& ep,
+                                                     std::int32_t row0, std::int32_t col0) {
+#pragma unroll
+  for (int i = kBegin; i < S::BN / 4; ++i) packed[i] = row_major_pair<TOut, S>(acc, i, ep, row0, col0);
+}
+
+// The address this lane gives stmatrix for matrix lane / 8 of chunks (jj,
+// jj + 1) of a part in the consumer's C buffer: row-major (kRow), or
+// transposed into column-major lines. Matrix b is chunk jj + b / 2, rows
+// 8 (b % 2) on of the warp's 16.
+template <typename S, bool kRow, typename TOut>
+__device__ __forceinline__ TOut* stmatrix_address(TOut* c_tile, int jj) {
+  const int lane = threadIdx.x % 32;
+  const int warp_row = ((threadIdx.x % S::kWarpgroupThreads) / 32) * 16;
+  const int block = lane / 8;
+  if constexpr (kRow) {
+    return c_tile + RowMajorCBuffer<S>::index(warp_row + (block % 2) * 8 + lane % 8,
+                                              (jj + block / 2) * 8);
+  } else {
+    return c_tile + hopper::tma_store::swizzled_c_index(warp_row + (block % 2) * 8,
+                                                        (jj + block / 2) * 8 + lane % 8);
+  }
+}
+
+// Stages part kPart of a consumer's slice straight from the accumulators,
+// row-major (the column-major form is hopper::tma_store::stage_c_part_stmatrix).
+template <typename TOut, typename S, int kPart>
+__device__ __forceinline__ void stage_part_row_major(const float (&acc)[S::BN / 2], TOut* c_tile,
+                                                     const hopper::EpilogueParams& ep,
+                                                     std::int32_t row0, std::int32_t col0) {
+  constexpr int kChunks = S::kCCols / 8;
+#pragma unroll
+  for (int jj = 0; jj < kChunks; jj += 2) {
+    constexpr int kBase = 2 * kPart * kChunks;
+    std::uint32_t regs[4];
+#pragma unroll
+    for (int u = 0; u < 4; ++u) {
+      regs[u] = row_major_pair<TOut, S>(acc, kBase + 2 * jj + u, ep, row0, col0);
+    }
+    ptx::stmatrix_x4(stmatrix_address<S, true>(c_tile, jj), regs[0], regs[1], regs[2], regs[3]);
+  }
+}
+
+// Writes part kPart of a packed slice into the consumer's C buffer with
+// stmatrix: transposed into column-major lines, or row-major (kRow).
+template <typename TOut, typename S, int kPart, bool kRow>
+__device__ __forceinline__ void stage_packed_part(const std::uint32_t (&packed)[S::BN / 4],
+                                                  TOut* c_tile) {
+  constexpr int kChunks = S::kCCols / 8;
+  constexpr int kBase = 2 * kPart * kChunks;
+#pragma unroll
+  for (int jj = 0; jj < kChunks; jj += 2) {
+    TOut* const address = stmatrix_address<S, kRow>(c_tile, jj);
+    if constexpr (kRow) {
+      ptx::stmatrix_x4(address, packed[kBase + 2 * jj], packed[kBase + 2 * jj + 1],
+                       packed[kBase + 2 * jj + 2], packed[kBase + 2 * jj + 3]);
+    } else {
+      ptx::stmatrix_x4_trans(address, packed[kBase + 2 * jj], packed[kBase + 2 * jj + 1],
+                             packed[kBase + 2 * jj + 2], packed[kBase + 2 * jj + 3]);
+    }
+  }
+}
+
 // Stages and stores parts [kPart, kEnd) of a consumer's 64 x BN slice.
-template <typename TOut, typename S, int kPart, int kEnd>
+template <typename TOut, typename S, int kPart, int kEnd, bool kRow = false>
 __device__ __forceinline__ void store_slice(const float (&acc)[S::BN / 2], TOut* c_tile,
                                             const CUtensorMap* map_c,
                                             const hopper::EpilogueParams& ep, std::int32_t row0,
@@ -237,42 +367,33 @@ __device__ __forceinline__ void store_slice(const float (&acc)[S::BN / 2], TOut*
   if constexpr (kPart < kEnd) {
     const std::int32_t part_col0 = col0 + kPart * S::kCCols;
     hopper::tma_store::acquire_c_buffer<S>(barrier, leader);
-    hopper::tma_store::stage_c_part_stmatrix<TOut, S, kPart>(acc, c_tile, ep, row0, part_col0);
-    store_c_buffer<S>(c_tile, map_c, row0, part_col0, batch, barrier, leader);
-    store_slice<TOut, S, kPart + 1, kEnd>(acc, c_tile, map_c, ep, row0, col0, batch, barrier,
-                                          leader);
+    if constexpr (kRow) {
+      stage_part_row_major<TOut, S, kPart>(acc, c_tile, ep, row0, col0);
+    } else {
+      hopper::tma_store::stage_c_part_stmatrix<TOut, S, kPart>(acc, c_tile, ep, row0, part_col0);
+    }
+    store_c_buffer<S, kRow>(c_tile, map_c, row0, part_col0, batch, barrier, leader);
+    store_slice<TOut, S, kPart + 1, kEnd, kRow>(acc, c_tile, map_c, ep, row0, col0, batch, barrier,
+                                                leader);
   }
 }
 
-// Stores part `part` (runtime) of a slice packed by hopper::tma_store::
-// pack_slice; `packed` is indexed with constants only, so it stays in
-// registers.
-template <typename TOut, typename S, int kPart>
+// Stores part `part` (runtime) of a slice packed by pack_slice (hopper::
+// tma_store's, or pack_slice_row_major with kRow); `packed` is indexed with
+// constants only, so it stays in registers.
+template <typename TOut, typename S, int kPart, bool kRow = false>
 __device__ __forceinline__ void store_packed_part(int part,
                                                   const std::uint32_t (&packed)[S::BN / 4],
                                                   TOut* c_tile, const CUtensorMap* map_c,
                                                   std::int32_t row0, std::int32_t col0,
                                                   std::int32_t batch, int barrier, bool leader) {
   if (part == kPart) {
-    const int lane = threadIdx.x % 32;
-    const int warp_row = ((threadIdx.x % S::kWarpgroupThreads) / 32) * 16;
-    constexpr int kChunks = S::kCCols / 8;
-    constexpr int kBase = 2 * kPart * kChunks;
-    const int block = lane / 8;
-    const int block_col = lane % 8;
     hopper::tma_store::acquire_c_buffer<S>(barrier, leader);
-#pragma unroll
-    for (int jj = 0; jj < kChunks; jj += 2) {
-      const int col = (jj + block / 2) * 8 + block_col;
-      const int row = warp_row + (block % 2) * 8;
-      ptx::stmatrix_x4_trans(c_tile + hopper::tma_store::swizzled_c_index(row, col),
-                             packed[kBase + 2 * jj], packed[kBase + 2 * jj + 1],
-                             packed[kBase + 2 * jj + 2], packed[kBase + 2 * jj + 3]);
-    }
-    store_c_buffer<S>(c_tile, map_c, row0, col0 + kPart * S::kCCols, batch, barrier, leader);
+    stage_packed_part<TOut, S, kPart, kRow>(packed, c_tile);
+    store_c_buffer<S, kRow>(c_tile, map_c, row0, col0 + kPart * S::kCCols, batch, barrier, leader);
   } else if constexpr (kPart + 1 < S::kCParts) {
-    store_packed_part<TOut, S, kPart + 1>(part, packed, c_tile, map_c, row0, col0, batch, barrier,
-                                          leader);
+    store_packed_part<TOut, S, kPart + 1, kRow>(part, packed, c_tile, map_c, row0, col0, batch,
+                                                barrier, leader);
   }
 }
 
@@ -558,9 +679,9 @@ __device__ __forceinline__ bool split_unit_fixup(float (&acc)[S::BN / 2], const 
 
 // --- the kernel ---------------------------------------------------------------
 
-// kStore: C goes out through TMA stores (CStore::kTma: 16-bit C that TMA
-// addresses, M a multiple of 8), or without them, column- or row-major
-// (store_slice_staged, the register stores).
+// kStore: C goes out through TMA stores (CStore::kTma, kTmaRowMajor: 16-bit
+// C that TMA addresses, its contiguous dimension a multiple of 8), or without
+// them, column- or row-major (store_slice_staged, the register stores).
 // Instances rather than a runtime branch: the register-to-global path is ~5k
 // instructions of unrolled, masked stores, and compiled into the TMA-store
 // kernel it cost about 4% at 4096^3 though it never ran (H200;
@@ -570,7 +691,8 @@ __global__ void __launch_bounds__(Shape<kConfig>::kThreads, Shape<kConfig>::kCta
     kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
            const __grid_constant__ CUtensorMap map_c, const __grid_constant__ Params p) {
   using S = Shape<kConfig>;
-  constexpr bool kTmaStore = kStore == CStore::kTma;
+  constexpr bool kTmaRow = kStore == CStore::kTmaRowMajor;
+  constexpr bool kTmaStore = kStore == CStore::kTma || kTmaRow;
   constexpr bool kRowMajorC = kStore == CStore::kRowMajor;
   constexpr bool kMnA = kMajorA == Major::kMN;
   constexpr bool kMnB = kMajorB == Major::kMN;
@@ -756,9 +878,9 @@ __global__ void __launch_bounds__(Shape<kConfig>::kThreads, Shape<kConfig>::kCta
     [[maybe_unused]] int pending_part = S::kCParts;
     [[maybe_unused]] auto store_pending_part = [&] {
       if constexpr (S::kDeferredStore && kTmaStore) {
-        store_packed_part<TOut, S, S::kFirstDeferredPart>(pending_part++, pending, smem.c[consumer],
-                                                          &map_c, pending_row0, pending_col0,
-                                                          pending_batch, c_barrier, leader);
+        store_packed_part<TOut, S, S::kFirstDeferredPart, kTmaRow>(
+            pending_part++, pending, smem.c[consumer], &map_c, pending_row0, pending_col0,
+            pending_batch, c_barrier, leader);
       }
     };
     // Releases a slot in every CTA of the cluster: each CTA's producer
@@ -850,17 +972,22 @@ __global__ void __launch_bounds__(Shape<kConfig>::kThreads, Shape<kConfig>::kCta
       const auto store_tile = [&](const hopper::EpilogueParams& ep) {
         if constexpr (kTmaStore) {
           if constexpr (S::kDeferredStore) {
-            store_slice<TOut, S, 0, S::kFirstDeferredPart>(acc, smem.c[consumer], &map_c, ep, row0,
-                                                           col0, c_batch, c_barrier, leader);
-            hopper::tma_store::pack_slice<TOut, S, S::kFirstDeferredPart>(acc, pending, ep, row0,
-                                                                          col0);
+            store_slice<TOut, S, 0, S::kFirstDeferredPart, kTmaRow>(
+                acc, smem.c[consumer], &map_c, ep, row0, col0, c_batch, c_barrier, leader);
+            if constexpr (kTmaRow) {
+              pack_slice_row_major<TOut, S, S::kFirstDeferredPart * S::kCCols / 4>(
+                  acc, pending, ep, row0, col0);
+            } else {
+              hopper::tma_store::pack_slice<TOut, S, S::kFirstDeferredPart>(acc, pending, ep, row0,
+                                                                            col0);
+            }
             pending_row0 = row0;
             pending_col0 = col0;
             pending_batch = c_batch;
             pending_part = S::kFirstDeferredPart;
           } else {
-            store_slice<TOut, S, 0, S::kCParts>(acc, smem.c[consumer], &map_c, ep, row0, col0,
-                                                c_batch, c_barrier, leader);
+            store_slice<TOut, S, 0, S::kCParts, kTmaRow>(acc, smem.c[consumer], &map_c, ep, row0,
+                                                         col0, c_batch, c_barrier, leader);
           }
         } else if constexpr (kRowMajorC) {
           store_accumulators_row_major<TOut, S::BN>(acc, ep, row0, col0);
@@ -1018,12 +1145,15 @@ constexpr Instance instance() {
 
 // The instance table of one (input, output) dtype pair, in instance_index
 // order: every table row, every A and B major-ness, every way of storing C
-// (fp32 C has no TMA store: its kTma slots hold the column-major register
-// instance), every major-ness of B the row takes.
+// (fp32 C has no TMA store: its kTma and kTmaRowMajor slots hold the
+// register instances of the same layout), every major-ness of B the row
+// takes.
 template <typename TIn, typename TOut, int kConfig, CStore kStore>
 void fill_instances(InstanceTable& table) {
-  constexpr CStore kCompiled =
-      kStore == CStore::kTma && sizeof(TOut) != 2 ? CStore::kColMajor : kStore;
+  constexpr CStore kCompiled = sizeof(TOut) == 2     ? kStore
+                               : kStore == CStore::kTma ? CStore::kColMajor
+                               : kStore == CStore::kTmaRowMajor ? CStore::kRowMajor
+                                                                : kStore;
   table[instance_index(kConfig, Major::kK, Major::kK, kStore)] =
       instance<kConfig, Major::kK, Major::kK, TIn, TOut, kCompiled>();
   table[instance_index(kConfig, Major::kMN, Major::kK, kStore)] =
@@ -1044,6 +1174,7 @@ InstanceTable make_instance_table(std::index_sequence<kConfig...>) {
   (fill_instances<TIn, TOut, static_cast<int>(kConfig), CStore::kColMajor>(table), ...);
   (fill_instances<TIn, TOut, static_cast<int>(kConfig), CStore::kRowMajor>(table), ...);
   (fill_instances<TIn, TOut, static_cast<int>(kConfig), CStore::kTma>(table), ...);
+  (fill_instances<TIn, TOut, static_cast<int>(kConfig), CStore::kTmaRowMajor>(table), ...);
   return table;
 }
 

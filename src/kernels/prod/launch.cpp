@@ -412,10 +412,10 @@ Status prod::prepare(const GemmArgs& args, Choice choice, PreparedLaunch* out,
   // How the instance stores C (or a second kernel's dense fp32 slices, laid
   // out as C is).
   const bool to_slices = prepared.split && !prepared.split_in_place;
-  const CStore store = problem.c_row_major ? CStore::kRowMajor
-                       : to_slices           ? CStore::kColMajor
-                       : prepared.tma_c      ? CStore::kTma
-                                             : CStore::kColMajor;
+  const CStore store = problem.c_row_major && prepared.tma_c ? CStore::kTmaRowMajor
+                       : problem.c_row_major                  ? CStore::kRowMajor
+                       : prepared.tma_c                       ? CStore::kTma
+                                                              : CStore::kColMajor;
   // The first step binds the device context the tensor-map encoder needs.
   prepared.instance =
       &instances(c.a.dtype, to_slices ? DType::kFP32 : c.c.dtype)[static_cast<std::size_t>(
@@ -490,20 +490,30 @@ Status prod::prepare(const GemmArgs& args, Choice choice, PreparedLaunch* out,
     return s;
   }
   if (prepared.tma_c) {
-    // C column-major M x N; one box is 64 rows x c_cols columns.
-    const auto m = static_cast<std::uint64_t>(c.m);
-    const auto n = static_cast<std::uint64_t>(c.n);
+    // C column-major M x N, one box 64 rows x c_cols columns; or row-major
+    // (a flipped choice's output), one box 64 rows x row_major_c_box_cols
+    // columns, c_cols / that many boxes a store (the kernel's
+    // RowMajorCBuffer).
+    const bool row = problem.c_row_major;
+    const auto inner = static_cast<std::uint64_t>(row ? c.n : c.m);
+    const auto outer = static_cast<std::uint64_t>(row ? c.m : c.n);
     const auto ldc = static_cast<std::uint64_t>(c.c.ld);
-    const auto box_cols = static_cast<std::uint32_t>(tile.c_cols);
+    const auto box_inner =
+        static_cast<std::uint32_t>(row ? tcgemm::prod::row_major_c_box_cols(tile) : kCRows);
+    const auto box_outer = static_cast<std::uint32_t>(row ? kCRows : tile.c_cols);
+    const CUtensorMapSwizzle swizzle = !row || tcgemm::prod::row_major_c_swizzled(tile)
+                                           ? CU_TENSOR_MAP_SWIZZLE_128B
+                                           : CU_TENSOR_MAP_SWIZZLE_NONE;
     const Status s =
-        c_batched ? encode_tensor_map_3d(TensorMap3d{c.c.ptr, c.c.dtype, m, n,
-                                                     static_cast<std::uint64_t>(c.batch_count), ldc,
-                                                     static_cast<std::uint64_t>(c.c.stride), kCRows,
-                                                     box_cols, CU_TENSOR_MAP_SWIZZLE_128B},
-                                         &launch.map_c)
-                  : encode_tensor_map(TensorMap2d{c.c.ptr, c.c.dtype, m, n, ldc, kCRows, box_cols,
-                                                  CU_TENSOR_MAP_SWIZZLE_128B},
-                                      &launch.map_c);
+        c_batched
+            ? encode_tensor_map_3d(TensorMap3d{c.c.ptr, c.c.dtype, inner, outer,
+                                               static_cast<std::uint64_t>(c.batch_count), ldc,
+                                               static_cast<std::uint64_t>(c.c.stride), box_inner,
+                                               box_outer, swizzle},
+                                   &launch.map_c)
+            : encode_tensor_map(
+                  TensorMap2d{c.c.ptr, c.c.dtype, inner, outer, ldc, box_inner, box_outer, swizzle},
+                  &launch.map_c);
     if (!s.ok()) return s;
   }
   prod::SplitKReduction& reduction = prepared.reduction;

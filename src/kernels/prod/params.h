@@ -19,20 +19,21 @@ namespace tcgemm::kernels::prod {
 using tcgemm::prod::Major;
 
 // How an instance stores C, in the kernel's coordinates (after any C^T =
-// B^T A^T swap): column-major through TMA stores or from registers, or
-// row-major from registers (a flipped choice, problem.h's Choice::flipped:
-// the orientation opposite to the one C's layout gives).
+// B^T A^T swap): column-major or row-major (a flipped choice, problem.h's
+// Choice::flipped: the orientation opposite to the one C's layout gives),
+// each through TMA stores where TMA can address C, otherwise without them.
 enum class CStore : std::uint8_t {
-  kTma = 0,       // column-major, staged with stmatrix and stored by TMA
-  kColMajor = 1,  // column-major without TMA (16-bit: staged, 16-byte chunks; fp32: registers)
-  kRowMajor = 2,  // row-major, registers to global memory (masked)
+  kTma = 0,          // column-major, staged with stmatrix and stored by TMA
+  kColMajor = 1,     // column-major without TMA (16-bit: staged, 16-byte chunks; fp32: registers)
+  kRowMajor = 2,     // row-major, registers to global memory (masked)
+  kTmaRowMajor = 3,  // row-major, staged with stmatrix and stored by TMA
 };
-inline constexpr int kCStores = 3;
+inline constexpr int kCStores = 4;
 
 // The kernel's scalar parameters (one __grid_constant__ struct).
 struct Params {
-  // C, batch entry 0: column-major, or row-major for a CStore::kRowMajor
-  // instance (ldc is then the distance between rows).
+  // C, batch entry 0: column-major, or row-major for a CStore::kRowMajor or
+  // kTmaRowMajor instance (ldc is then the distance between rows).
   void* c = nullptr;
   std::int64_t ldc = 0;
   std::int64_t stride_c = 0;

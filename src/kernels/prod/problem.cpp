@@ -73,14 +73,15 @@ Problem canonicalize(const GemmArgs& args, bool flipped) {
   p.a = view(c.a, c.m, c.k, /*is_a=*/true, c.batch_count);
   p.b = view(c.b, c.k, c.n, /*is_a=*/false, c.batch_count);
   const std::int64_t c_elem = static_cast<std::int64_t>(size_of(c.c.dtype));
-  const bool c_tma = !flipped && c_elem == 2 &&
+  const bool c_tma = c_elem == 2 &&
                      reinterpret_cast<std::uintptr_t>(c.c.ptr) % kTmaAlignmentBytes == 0 &&
                      stride_ok(c.c.ld, c_elem) &&
                      (c.batch_count == 1 || stride_ok(c.c.stride, c_elem)) &&
-                     // A TMA store clips the contiguous dimension at 16-byte
-                     // granularity only: with M % 8 != 0 it would write up to
-                     // 7 rows past M (docs/hopper-notes.md).
-                     c.m % 8 == 0;
+                     // A TMA store clips the contiguous dimension (M, or N
+                     // for a row-major output) at 16-byte granularity only:
+                     // with M % 8 != 0 it would write up to 7 rows past M
+                     // (docs/hopper-notes.md).
+                     (flipped ? c.n : c.m) % 8 == 0;
   p.epilogue = c_tma ? EpiloguePath::kTmaStore : EpiloguePath::kDirect;
   return p;
 }
@@ -614,9 +615,10 @@ Choice select(const GemmArgs& args, const DeviceModel& device, bool batch_invari
   const Problem flipped = canonicalize(args, /*flipped=*/true);
   Choice other = select(flipped, device);
   other.flipped = true;
-  // The flipped output leaves from registers: where the native one would
-  // leave by TMA store, charge every element of C what the register
-  // epilogue costs.
+  // Where the native output would leave by TMA store, charge every element
+  // of C what the register epilogue costs. (Measured for a flipped output
+  // from registers; one that leaves by TMA store too, CStore::kTmaRowMajor,
+  // is charged the same until the tuner's measurements of it say otherwise.)
   const double register_store = native.epilogue == EpiloguePath::kTmaStore
                                     ? static_cast<double>(args.m) * static_cast<double>(args.n) *
                                           static_cast<double>(args.batch_count) *

@@ -68,7 +68,8 @@ struct OperandView {
 // in its own coordinates: the native orientation, the one C's layout gives
 // (C^T for a row-major C). A flipped problem is the other orientation (C^T
 // for a column-major C, C for a row-major one), its output row-major in the
-// kernel's coordinates and stored from registers (EpiloguePath::kDirect).
+// kernel's coordinates: stored by TMA where TMA can address it and N is a
+// multiple of 8, from registers (EpiloguePath::kDirect) otherwise.
 struct Problem {
   GemmArgs args;         // A, B, M, N swapped when `swapped`; C's layout as the kernel writes it
   bool swapped = false;  // C^T = B^T A^T: the caller's C row-major, or a column-major C flipped
@@ -179,7 +180,7 @@ struct Choice {
   // Run the problem in the orientation opposite to the one C's layout gives
   // (canonicalize(args, true)): for a column-major C the kernel computes
   // C^T = B^T A^T, for a row-major C it computes C as given, and either way
-  // writes its output row-major from registers. Small M with a
+  // writes its output row-major (by TMA store where C allows). Small M with a
   // column-major C is the case for it: the swap puts the few rows of C on
   // the kernel's N (as the native orientation of a row-major C does)
   // against wide tiles of the weights; where the tuner measured the other
