@@ -1838,8 +1838,8 @@ TEST_P(ProdStreamKTail, WidenedIsCorrect) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(EveryConfig, ProdStreamKTail, ::testing::ValuesIn(one_cta_per_sm_configs()),
-                         config_param_name);
+INSTANTIATE_TEST_SUITE_P(EveryConfig, ProdStreamKTail,
+                         ::testing::ValuesIn(one_cta_per_sm_configs()), config_param_name);
 
 // The subset for compute-sanitizer: the 128 x 256 row (clusters of 2, the
 // TMA store) and the 64 x 256 row (no cluster, one consumer) on 4 SMs, K

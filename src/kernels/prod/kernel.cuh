@@ -269,8 +269,8 @@ __device__ __forceinline__ void store_c_buffer(const TOut* c_tile, const CUtenso
 // is inside hopper::tma_store::pack_slice and stage_c_part_stmatrix).
 template <typename TOut, typename S>
 __device__ __forceinline__ std::uint32_t row_major_pair(const float (&acc)[S::BN / 2], int i,
-                                                       const hopper::EpilogueParams& ep,
-                                                       std::int32_t row0, std::int32_t col0) {
+                                                        const hopper::EpilogueParams& ep,
+                                                        std::int32_t row0, std::int32_t col0) {
   float lo = acc[2 * i];
   float hi = acc[2 * i + 1];
   if (ep.alpha != 1.0f) {
@@ -297,7 +297,8 @@ __device__ __forceinline__ void pack_slice_row_major(const float (&acc)[S::BN / 
                                                      const hopper::EpilogueParams& ep,
                                                      std::int32_t row0, std::int32_t col0) {
 #pragma unroll
-  for (int i = kBegin; i < S::BN / 4; ++i) packed[i] = row_major_pair<TOut, S>(acc, i, ep, row0, col0);
+  for (int i = kBegin; i < S::BN / 4; ++i)
+    packed[i] = row_major_pair<TOut, S>(acc, i, ep, row0, col0);
 }
 
 // The address this lane gives stmatrix for matrix lane / 8 of chunks (jj,
@@ -310,8 +311,8 @@ __device__ __forceinline__ TOut* stmatrix_address(TOut* c_tile, int jj) {
   const int warp_row = ((threadIdx.x % S::kWarpgroupThreads) / 32) * 16;
   const int block = lane / 8;
   if constexpr (kRow) {
-    return c_tile + RowMajorCBuffer<S>::index(warp_row + (block % 2) * 8 + lane % 8,
-                                              (jj + block / 2) * 8);
+    return c_tile +
+           RowMajorCBuffer<S>::index(warp_row + (block % 2) * 8 + lane % 8, (jj + block / 2) * 8);
   } else {
     return c_tile + hopper::tma_store::swizzled_c_index(warp_row + (block % 2) * 8,
                                                         (jj + block / 2) * 8 + lane % 8);
@@ -975,8 +976,8 @@ __global__ void __launch_bounds__(Shape<kConfig>::kThreads, Shape<kConfig>::kCta
             store_slice<TOut, S, 0, S::kFirstDeferredPart, kTmaRow>(
                 acc, smem.c[consumer], &map_c, ep, row0, col0, c_batch, c_barrier, leader);
             if constexpr (kTmaRow) {
-              pack_slice_row_major<TOut, S, S::kFirstDeferredPart * S::kCCols / 4>(
-                  acc, pending, ep, row0, col0);
+              pack_slice_row_major<TOut, S, S::kFirstDeferredPart * S::kCCols / 4>(acc, pending, ep,
+                                                                                   row0, col0);
             } else {
               hopper::tma_store::pack_slice<TOut, S, S::kFirstDeferredPart>(acc, pending, ep, row0,
                                                                             col0);
@@ -1150,8 +1151,8 @@ constexpr Instance instance() {
 // takes.
 template <typename TIn, typename TOut, int kConfig, CStore kStore>
 void fill_instances(InstanceTable& table) {
-  constexpr CStore kCompiled = sizeof(TOut) == 2     ? kStore
-                               : kStore == CStore::kTma ? CStore::kColMajor
+  constexpr CStore kCompiled = sizeof(TOut) == 2                ? kStore
+                               : kStore == CStore::kTma         ? CStore::kColMajor
                                : kStore == CStore::kTmaRowMajor ? CStore::kRowMajor
                                                                 : kStore;
   table[instance_index(kConfig, Major::kK, Major::kK, kStore)] =

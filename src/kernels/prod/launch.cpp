@@ -413,9 +413,9 @@ Status prod::prepare(const GemmArgs& args, Choice choice, PreparedLaunch* out,
   // out as C is).
   const bool to_slices = prepared.split && !prepared.split_in_place;
   const CStore store = problem.c_row_major && prepared.tma_c ? CStore::kTmaRowMajor
-                       : problem.c_row_major                  ? CStore::kRowMajor
-                       : prepared.tma_c                       ? CStore::kTma
-                                                              : CStore::kColMajor;
+                       : problem.c_row_major                 ? CStore::kRowMajor
+                       : prepared.tma_c                      ? CStore::kTma
+                                                             : CStore::kColMajor;
   // The first step binds the device context the tensor-map encoder needs.
   prepared.instance =
       &instances(c.a.dtype, to_slices ? DType::kFP32 : c.c.dtype)[static_cast<std::size_t>(
@@ -505,15 +505,14 @@ Status prod::prepare(const GemmArgs& args, Choice choice, PreparedLaunch* out,
                                            ? CU_TENSOR_MAP_SWIZZLE_128B
                                            : CU_TENSOR_MAP_SWIZZLE_NONE;
     const Status s =
-        c_batched
-            ? encode_tensor_map_3d(TensorMap3d{c.c.ptr, c.c.dtype, inner, outer,
-                                               static_cast<std::uint64_t>(c.batch_count), ldc,
-                                               static_cast<std::uint64_t>(c.c.stride), box_inner,
-                                               box_outer, swizzle},
-                                   &launch.map_c)
-            : encode_tensor_map(
-                  TensorMap2d{c.c.ptr, c.c.dtype, inner, outer, ldc, box_inner, box_outer, swizzle},
-                  &launch.map_c);
+        c_batched ? encode_tensor_map_3d(TensorMap3d{c.c.ptr, c.c.dtype, inner, outer,
+                                                     static_cast<std::uint64_t>(c.batch_count), ldc,
+                                                     static_cast<std::uint64_t>(c.c.stride),
+                                                     box_inner, box_outer, swizzle},
+                                         &launch.map_c)
+                  : encode_tensor_map(TensorMap2d{c.c.ptr, c.c.dtype, inner, outer, ldc, box_inner,
+                                                  box_outer, swizzle},
+                                      &launch.map_c);
     if (!s.ok()) return s;
   }
   prod::SplitKReduction& reduction = prepared.reduction;

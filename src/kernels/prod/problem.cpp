@@ -73,15 +73,13 @@ Problem canonicalize(const GemmArgs& args, bool flipped) {
   p.a = view(c.a, c.m, c.k, /*is_a=*/true, c.batch_count);
   p.b = view(c.b, c.k, c.n, /*is_a=*/false, c.batch_count);
   const std::int64_t c_elem = static_cast<std::int64_t>(size_of(c.c.dtype));
-  const bool c_tma = c_elem == 2 &&
-                     reinterpret_cast<std::uintptr_t>(c.c.ptr) % kTmaAlignmentBytes == 0 &&
-                     stride_ok(c.c.ld, c_elem) &&
-                     (c.batch_count == 1 || stride_ok(c.c.stride, c_elem)) &&
-                     // A TMA store clips the contiguous dimension (M, or N
-                     // for a row-major output) at 16-byte granularity only:
-                     // with M % 8 != 0 it would write up to 7 rows past M
-                     // (docs/hopper-notes.md).
-                     (flipped ? c.n : c.m) % 8 == 0;
+  // A TMA store clips the contiguous dimension (M, or N for a row-major
+  // output) at 16-byte granularity only: with M % 8 != 0 it would write up
+  // to 7 rows past M (docs/hopper-notes.md).
+  const bool c_tma =
+      c_elem == 2 && reinterpret_cast<std::uintptr_t>(c.c.ptr) % kTmaAlignmentBytes == 0 &&
+      stride_ok(c.c.ld, c_elem) && (c.batch_count == 1 || stride_ok(c.c.stride, c_elem)) &&
+      (flipped ? c.n : c.m) % 8 == 0;
   p.epilogue = c_tma ? EpiloguePath::kTmaStore : EpiloguePath::kDirect;
   return p;
 }
