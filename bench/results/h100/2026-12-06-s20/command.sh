@@ -14,22 +14,26 @@
 #            TMA-store subset new), then the GPU suite but the other
 #            configs' stream-K tail tests (their kernels unchanged since
 #            they last passed)
-#   measure  the eight storage orders at 4096^3 and 8192^3 (bf16; fp16 tn
-#            and ttr), the ragged and batched sets, host overhead, squares
-#            (bf16, fp16 tn)
-#   llm      the llm set (tn, tnr) with copy rates beside it, then re-tune
-#            llm and squares into new.json (prod-128x96 a candidate)
+#   measure  (not run: meant for an H200, none was lent) the eight storage
+#            orders at 4096^3 and 8192^3 (bf16; fp16 tn and ttr), the
+#            ragged and batched sets, host overhead, squares (bf16, fp16 tn)
+#   llm      (not run, likewise) the llm set (tn, tnr) with copy rates
+#            beside it, then re-tune llm into new.json (prod-128x96 a
+#            candidate)
 #   rowtma   (branch row-major-tma, build s21 in .carry/s21.tar.xz) the GPU
 #            tests ProdChoices.*, ProdSweep.*, GemmPlanTest.*,
 #            memcheck and racecheck on the sanitizer subsets (the TMA-store
 #            one now in both orientations), the tcgemm row of main (s20m)
 #            and s21 on flipped picks, order main, new, new, main
-#   tune21   the heldout set tuned on s21 (tcgemm-tune alone, .carry/s21t.tar.xz):
-#            every candidate in both orientations, the flipped ones' output
-#            by TMA store where C allows (heldout-s21.json)
+#   tune21   (not run: the device time was spent) the heldout set tuned on
+#            s21 (its tcgemm-tune alone, .carry/s21t.tar.xz): every
+#            candidate in both orientations, the flipped ones' output by TMA
+#            store where C allows (heldout-s21.json)
 #   heldout  time every candidate, both orientations, on the heldout set
 #            (tn, tnr) into heldout.json: the heuristic's choices against
-#            the measured best, out of sample (tcgemm-tune --report --rescore)
+#            the measured best, out of sample (tcgemm-tune --report
+#            --rescore); then ncu on prod-128x128's tn and tnr tiles of
+#            256 x 5120 x 5120 (`command.sh heldout ncu` runs that alone)
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64
 export PATH=/usr/local/cuda/bin:$PATH
 cd .carry && { [[ -f s20/tcgemm-bench ]] || tar xJf s20.tar.xz; }
