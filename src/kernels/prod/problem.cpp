@@ -253,13 +253,6 @@ constexpr double kSplitCyclesPerElement = 0.75;
 // What one SM reads from L2 per clock, and an L2 round trip, about (sm_90).
 constexpr double kSmL2BytesPerCycle = 64.0;
 constexpr double kL2LatencyCycles = 700.0;
-// What storing C from registers costs over the TMA store, per element of C
-// an SM stores: 4092 x 4096 x 4096 (M % 8 != 0: registers) took 0.181 ms
-// against 0.159 for 4096^3 (TMA store) on prod-128x256, H200 at 1.98 GHz:
-// 22 us over 127k elements an SM. (Measured when a 16-bit column-major C
-// also left from registers; it is staged now, and only a flipped choice's
-// row-major output still does.)
-constexpr double kDirectStoreCyclesPerElement = 0.34;
 // Splits tried: up to what fills every CTA slot twice, at most this many.
 constexpr int kMaxSplits = 16;
 
@@ -613,20 +606,15 @@ Choice select(const GemmArgs& args, const DeviceModel& device, bool batch_invari
   const Problem flipped = canonicalize(args, /*flipped=*/true);
   Choice other = select(flipped, device);
   other.flipped = true;
-  // Where the native output would leave by TMA store, charge every element
-  // of C what the register epilogue costs. (Measured for a flipped output
-  // from registers; one that leaves by TMA store too, CStore::kTmaRowMajor,
-  // is charged the same until the tuner's measurements of it say otherwise.)
-  const double register_store = native.epilogue == EpiloguePath::kTmaStore
-                                    ? static_cast<double>(args.m) * static_cast<double>(args.n) *
-                                          static_cast<double>(args.batch_count) *
-                                          kDirectStoreCyclesPerElement /
-                                          std::max(device.sm_count, 1)
-                                    : 0.0;
-  return estimate_cycles(flipped, device, other) + register_store <
-                 estimate_cycles(native, device, best)
-             ? other
-             : best;
+  // Both orientations write the same memory, so C leaves by TMA store in
+  // both or in neither (the flipped output through CStore::kTmaRowMajor):
+  // the estimates alone decide. (Until the flipped output had a TMA store,
+  // a flip was charged the register epilogue's cost, 0.34 SM cycles an
+  // element of C; the flipped TMA store ran as fast as the native one on
+  // the same kernel problem: 96 x 6144 x 4096 tn flipped on prod-128x96 24.5
+  // us, its tnr twin 24.4, H100, bench/results/h100/2026-12-06-s20/.)
+  return estimate_cycles(flipped, device, other) < estimate_cycles(native, device, best) ? other
+                                                                                        : best;
 }
 
 Choice select_split(const Problem& problem, const DeviceModel& device, int config) {
