@@ -1578,6 +1578,25 @@ TEST_F(ProdChoices, StagedEpilogueSanitizerSubset) {
   }
 }
 
+// Case `c` on every config, unsplit, in both orientations, on `sm_count`
+// SMs (0: the whole device): each prepared launch must store C by TMA (the
+// native or the row-major form) and pass run_case's checks.
+void run_on_tma_store_epilogues(const GemmCase& c, const std::string& what, int sm_count) {
+  for (int config = 0; config < tcgemm::prod::kConfigCount; ++config) {
+    for (const bool flipped : {false, true}) {
+      const tcgemm::prod::Choice choice{config, 1, false, false, flipped};
+      const std::string name = std::string(tcgemm::prod::kConfigs[config].name) + " " + what +
+                               (flipped ? " flipped" : "");
+      const GuardedProblem p(c);
+      tcgemm::kernels::prod::PreparedLaunch prepared;
+      ASSERT_TRUE(tcgemm::kernels::prod::prepare(p.args(), choice, &prepared).ok()) << name;
+      EXPECT_TRUE(prepared.tma_c) << name << ": C does not leave by TMA store";
+      run_all(taken_cases({c}, choice), "ProdChoices " + name,
+              choice_backend(choice, name, sm_count));
+    }
+  }
+}
+
 // The TMA-store epilogue for compute-sanitizer, the same way: C that TMA
 // addresses (M a multiple of 8, ldc tight), beta 1, one case per config on
 // 2 SMs, so that each consumer restages its C buffer tile after tile and a
@@ -1587,18 +1606,7 @@ TEST_F(ProdChoices, TmaStoreEpilogueSanitizerSubset) {
   GemmCase c = make_case(264, 600, 1600, kOrders[0], DType::kBF16, DType::kBF16, 0x57a6ed90);
   c.beta = 1.0f;
   c.guard = sanitizer_subset_guard();
-  for (int config = 0; config < tcgemm::prod::kConfigCount; ++config) {
-    for (const bool flipped : {false, true}) {
-      const tcgemm::prod::Choice choice{config, 1, false, false, flipped};
-      const std::string name = std::string(tcgemm::prod::kConfigs[config].name) +
-                               " TMA-store C on 2 SMs" + (flipped ? " flipped" : "");
-      const GuardedProblem p(c);
-      tcgemm::kernels::prod::PreparedLaunch prepared;
-      ASSERT_TRUE(tcgemm::kernels::prod::prepare(p.args(), choice, &prepared).ok()) << name;
-      EXPECT_TRUE(prepared.tma_c) << name << ": C does not leave by TMA store";
-      run_all(taken_cases({c}, choice), "ProdChoices " + name, choice_backend(choice, name, 2));
-    }
-  }
+  run_on_tma_store_epilogues(c, "TMA-store C on 2 SMs", 2);
 }
 
 // Both TMA-store epilogues on a C whose pitch and batch stride are not the
@@ -1612,18 +1620,7 @@ TEST_F(ProdChoices, TmaStoredCTakesAPaddedLdcAndBatchStride) {
     c.ldc_pad = 8;
     c.batch = BatchMode::kTight;
     c.beta = 1.0f;
-    for (int config = 0; config < tcgemm::prod::kConfigCount; ++config) {
-      for (const bool flipped : {false, true}) {
-        const tcgemm::prod::Choice choice{config, 1, false, false, flipped};
-        const std::string name = std::string(tcgemm::prod::kConfigs[config].name) + " " +
-                                 order_name(o.a, o.b, o.c) + (flipped ? " flipped" : "");
-        const GuardedProblem p(c);
-        tcgemm::kernels::prod::PreparedLaunch prepared;
-        ASSERT_TRUE(tcgemm::kernels::prod::prepare(p.args(), choice, &prepared).ok()) << name;
-        EXPECT_TRUE(prepared.tma_c) << name << ": C does not leave by TMA store";
-        run_all(taken_cases({c}, choice), "ProdChoices " + name, choice_backend(choice, name));
-      }
-    }
+    run_on_tma_store_epilogues(c, order_name(o.a, o.b, o.c) + " ldc+8, batch of 3", 0);
   }
 }
 

@@ -320,7 +320,9 @@ __device__ __forceinline__ TOut* stmatrix_address(TOut* c_tile, int jj) {
 }
 
 // Stages part kPart of a consumer's slice straight from the accumulators,
-// row-major (the column-major form is hopper::tma_store::stage_c_part_stmatrix).
+// row-major, four pairs at a time (the column-major form is
+// hopper::tma_store::stage_c_part_stmatrix). Packing the whole part first
+// and staging it with stage_packed_part spilled prod-64x64's 80 registers.
 template <typename TOut, typename S, int kPart>
 __device__ __forceinline__ void stage_part_row_major(const float (&acc)[S::BN / 2], TOut* c_tile,
                                                      const hopper::EpilogueParams& ep,
