@@ -316,10 +316,10 @@ struct HeuristicKeyHash {
 
 // The heuristic's pick over both orientations of `args` (validate() passed,
 // M, N, K >= 1): select() on the native problem and on the flipped one, the
-// flipped choice taken only where its estimate, with the register
-// epilogue's cost when the native problem's C would leave by TMA store,
-// is lower. With `batch_invariant`, the native orientation only (an
-// orientation that changed with M would change the summation order).
+// flipped choice taken only where its estimate is lower (both orientations
+// store C alike: by TMA where C allows, else from registers). With
+// `batch_invariant`, the native orientation only (an orientation that
+// changed with M would change the summation order).
 Choice select(const GemmArgs& args, const DeviceModel& device, bool batch_invariant = false);
 
 // The Problem a choice runs: canonicalize(args, choice.flipped).
