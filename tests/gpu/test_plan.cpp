@@ -176,8 +176,8 @@ TEST_F(GemmPlanTest, AFlippedChoiceRunsOnACOfAnyElementAlignment) {
 }
 
 // A plan chooses what describe() names for the same arguments, beta zero or
-// not (the heuristic weighs C's read where beta != 0: 64 x 14336 x 1024 or
-// 96 x 1024 x 4096 in TN change choice with it at the H200's bandwidth,
+// not (the heuristic weighs C's read where beta != 0: 64 x 14336 x 256 and
+// 256 x 8192 x 256 in TN change choice with it at the H200's bandwidth,
 // ProdSelect.ReadingCCostsItsBytesAndCanChangeTheChoice; not at an H100's,
 // which the test prints), over shapes of the tiles, the small-M path and a
 // repack. Pointers are read for their alignment only: none is dereferenced.
@@ -187,7 +187,7 @@ TEST_F(GemmPlanTest, ChoosesWhatDescribeNames) {
   };
   auto* const base = reinterpret_cast<std::byte*>(std::uintptr_t{1} << 32);
   int beta_changes = 0;
-  for (const Shape shape : {Shape{64, 14336, 1024}, Shape{96, 1024, 4096}, Shape{4096, 4096, 4096},
+  for (const Shape shape : {Shape{64, 14336, 256}, Shape{256, 8192, 256}, Shape{4096, 4096, 4096},
                             Shape{16, 4096, 4096}, Shape{500, 300, 77}}) {
     std::string unscaled;
     for (const float beta : {0.0f, 1.0f}) {

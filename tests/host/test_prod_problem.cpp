@@ -541,6 +541,33 @@ TEST(ProdSelect, AFlipWhoseEstimateIsLowerIsTaken) {
   EXPECT_EQ(tcgemm::prod::kConfigs[pick.config].name, "prod-128x96");
 }
 
+// Rows TMA zero-fills on every unit cost time (estimate_cycles): with M
+// within one tile, a tile taller than it is wide wants the few rows on its
+// short side and a wider one on its short side too. On 96 x 5120 x 13824
+// with a column-major C, prod-128x64 ran 77.2 us natively (96 of its 128
+// rows filled, 32 zero-filled in every CTA's A box) and 62.5 flipped (the
+// 96 rows over two 64-column tiles), and the estimate without the
+// zero-filled rows scored the two the same; the heuristic took the native
+// one, 1.32x behind the best (H100, bench/results/h100/2026-12-06-s21/heldout/).
+// prod-64x256 the other way round: 78.5 us natively at 16 x 4096 x 14336,
+// 163.9 flipped (.../retune/).
+TEST(ProdSelect, ZeroFilledRowsPutAFewRowsOnTheTilesShortSide) {
+  const tcgemm::prod::DeviceModel model = h200_model();
+  const auto estimate = [&](const GemmArgs& args, const char* name, bool flipped) {
+    int config = -1;
+    EXPECT_TRUE(tcgemm::kernels::prod::config_of_kernel(name, &config)) << name;
+    return tcgemm::prod::estimate_cycles(tcgemm::prod::canonicalize(args, flipped), model,
+                                         {config, 1, false, false, flipped});
+  };
+  const GemmArgs m96 = problem(96, 5120, 13824, kRow, kCol, kCol);
+  EXPECT_LT(estimate(m96, "prod-128x64", true), estimate(m96, "prod-128x64", false));
+  const GemmArgs m16 = problem(16, 4096, 14336, kRow, kCol, kCol);
+  EXPECT_LT(estimate(m16, "prod-128x64", true), estimate(m16, "prod-128x64", false));
+  EXPECT_LT(estimate(m16, "prod-64x256", false), estimate(m16, "prod-64x256", true));
+  // A square tile with no cluster fills the same rows either way round.
+  EXPECT_DOUBLE_EQ(estimate(m96, "prod-64x64", true), estimate(m96, "prod-64x64", false));
+}
+
 // Tiles at least twice as wide as N are left out where a narrower one
 // exists: their padding costs no estimated time at small N, yet a flipped
 // 64 x 14336 x 4096 ran 1.46x the tuned choice on prod-128x128 (H200).
@@ -659,14 +686,14 @@ TEST(ProdSelect, TheSplitsEstimateFallsWhenItFillsIdleSms) {
 
 // C read as well as written (beta != 0) never makes the estimate cheaper,
 // and where memory decides it changes the choice: at the H200's bandwidth,
-// 64 x 14336 x 1024 or 96 x 1024 x 4096 (what the plan test
+// 64 x 14336 x 256 or 256 x 8192 x 256 (what the plan test
 // ChoosesWhatDescribeNames counts on).
 TEST(ProdSelect, ReadingCCostsItsBytesAndCanChangeTheChoice) {
   tcgemm::prod::DeviceModel model = h200_model();
   model.memory_bytes_per_cycle = 2483.0;
   int changed = 0;
-  for (const auto& [m, n, k] : {std::array<std::int64_t, 3>{64, 14336, 1024},
-                                std::array<std::int64_t, 3>{96, 1024, 4096}}) {
+  for (const auto& [m, n, k] :
+       {std::array<std::int64_t, 3>{64, 14336, 256}, std::array<std::int64_t, 3>{256, 8192, 256}}) {
     GemmArgs args = problem(m, n, k, kRow, kCol, kCol);
     const tcgemm::prod::Choice written = tcgemm::prod::select(args, model);
     const double written_cycles =

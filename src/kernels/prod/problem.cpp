@@ -261,6 +261,21 @@ std::int64_t padded_tiles(const GemmArgs& a, const TileConfig& t) {
   return tiles_m * sched::ceil_div(a.n, t.bn) * a.batch_count;
 }
 
+// Rows of a k-tile's A and B boxes past the matrix's edge that TMA
+// zero-fills on every work unit: where M fits in one cluster's tiles (the
+// pair's second CTA may hold no rows at all) or N in one tile, the busiest
+// CTA's box of that operand is partly fill at every k-tile. Elsewhere only
+// the edge tiles' boxes are, which the estimate leaves out.
+double zero_filled_rows(const GemmArgs& a, const TileConfig& t) {
+  double rows = 0.0;
+  if (sched::ceil_div(a.m, t.bm) <= t.cluster_m) {
+    rows +=
+        static_cast<double>(std::min<std::int64_t>(t.bm, std::int64_t{t.cluster_m} * t.bm - a.m));
+  }
+  if (a.n <= t.bn) rows += static_cast<double>(t.bn - a.n);
+  return rows;
+}
+
 bool fits(const TileConfig& t, const Problem& problem, const DeviceModel& device) {
   return smem_bytes(t, static_cast<int>(size_of(problem.args.c.dtype))) <= device.smem_per_block;
 }
@@ -429,6 +444,21 @@ double estimate_cycles(const Problem& problem, const DeviceModel& device, Choice
                     (std::max(device.memory_bytes_per_cycle, 1.0) * kL2OverDram);
   double cycles = std::max({compute, dram, l2}) + kFillCycles +
                   static_cast<double>(whole_waves + piece_waves) * kTileCycles;
+  // Rows TMA zero-fills on every unit (a small M or N within one tile) are
+  // charged at every k-tile of the busiest SM what reading as many rows from
+  // L2 costs it, added to the rest: an empirical term for what makes the
+  // orientation of a small-M problem matter on a tile that is not square
+  // (the few rows belong on its short side). On prod-128x64
+  // 16 x 4096 x 14336 ran 92.6 us with the 16 rows in the 128-row box
+  // and 55.5 us in the 64-row one; on prod-64x256, 78.5 us in the 64-row box
+  // and 163.9 in the 256-row one (H100,
+  // bench/results/h100/2026-12-06-s21/retune/). Scored on the three heldout
+  // files, which no table holds (tcgemm-tune --report --rescore, H100):
+  // 1.029x -> 1.022x behind the best (worst 1.32x -> 1.22x), 1.025x ->
+  // 1.022x and 1.026x -> 1.017x; the tuned tables' picks do not move.
+  // From 0.5 to 2 times this cost the scores are the same.
+  const double busiest_k_tiles = compute * sm_rate / flops(t.bk);
+  cycles += busiest_k_tiles * zero_filled_rows(a, t) * t.bk * in_bytes / kSmL2BytesPerCycle;
 
   // A split reduced in place ends with each tile's last piece adding the
   // others' partial sums through its SM (splits - 1 tiles' worth, after a
