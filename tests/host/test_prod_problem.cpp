@@ -541,16 +541,15 @@ TEST(ProdSelect, AFlipWhoseEstimateIsLowerIsTaken) {
   EXPECT_EQ(tcgemm::prod::kConfigs[pick.config].name, "prod-128x96");
 }
 
-// Rows TMA zero-fills on every unit cost time (estimate_cycles): with M
-// within one tile, a tile taller than it is wide wants the few rows on its
-// short side and a wider one on its short side too. On 96 x 5120 x 13824
-// with a column-major C, prod-128x64 ran 77.2 us natively (96 of its 128
-// rows filled, 32 zero-filled in every CTA's A box) and 62.5 flipped (the
-// 96 rows over two 64-column tiles), and the estimate without the
-// zero-filled rows scored the two the same; the heuristic took the native
-// one, 1.32x behind the best (H100, bench/results/h100/2026-12-06-s21/heldout/).
-// prod-64x256 the other way round: 78.5 us natively at 16 x 4096 x 14336,
-// 163.9 flipped (.../retune/).
+// Rows TMA zero-fills where M or N spans at most two tiles cost time
+// (estimate_cycles): a few rows belong on a tile's short side, and in a tile
+// they fill. prod-128x64 ran 16 x 4096 x 14336 (column-major C) in 92.6 us
+// with the 16 rows in its 128-row box and in 55.5 with them in its 64-row
+// box; prod-64x256 the other way round, 78.5 against 163.9 (H100,
+// bench/results/h100/2026-12-06-s21/retune/). At 96 x 5120 x 13824 the
+// estimate without those rows took prod-128x64 natively (77.2 us, 32 rows of
+// every A box filled), 1.32x behind the best, prod-128x96 flipped with a
+// split of 2 (58.4 us: the 96 rows fill its tile); .../heldout/.
 TEST(ProdSelect, ZeroFilledRowsPutAFewRowsOnTheTilesShortSide) {
   const tcgemm::prod::DeviceModel model = h200_model();
   const auto estimate = [&](const GemmArgs& args, const char* name, bool flipped) {
@@ -559,13 +558,17 @@ TEST(ProdSelect, ZeroFilledRowsPutAFewRowsOnTheTilesShortSide) {
     return tcgemm::prod::estimate_cycles(tcgemm::prod::canonicalize(args, flipped), model,
                                          {config, 1, false, false, flipped});
   };
-  const GemmArgs m96 = problem(96, 5120, 13824, kRow, kCol, kCol);
-  EXPECT_LT(estimate(m96, "prod-128x64", true), estimate(m96, "prod-128x64", false));
   const GemmArgs m16 = problem(16, 4096, 14336, kRow, kCol, kCol);
   EXPECT_LT(estimate(m16, "prod-128x64", true), estimate(m16, "prod-128x64", false));
   EXPECT_LT(estimate(m16, "prod-64x256", false), estimate(m16, "prod-64x256", true));
-  // A square tile with no cluster fills the same rows either way round.
-  EXPECT_DOUBLE_EQ(estimate(m96, "prod-64x64", true), estimate(m96, "prod-64x64", false));
+  // A square tile with no cluster fills as many rows either way round.
+  EXPECT_DOUBLE_EQ(estimate(m16, "prod-64x64", true), estimate(m16, "prod-64x64", false));
+  const GemmArgs m96 = problem(96, 5120, 13824, kRow, kCol, kCol);
+  EXPECT_LT(estimate(m96, "prod-128x96", true), estimate(m96, "prod-128x64", true));
+  EXPECT_LT(estimate(m96, "prod-128x96", true), estimate(m96, "prod-128x64", false));
+  const tcgemm::prod::Choice choice = tcgemm::prod::select(m96, model);
+  EXPECT_EQ(tcgemm::prod::kConfigs[choice.config].name, "prod-128x96");
+  EXPECT_TRUE(choice.flipped);
 }
 
 // Tiles at least twice as wide as N are left out where a narrower one
