@@ -460,8 +460,8 @@ double estimate_cycles(const Problem& problem, const DeviceModel& device, Choice
   // bench/results/h100/2026-12-06-s21/retune/). Rescored out of sample
   // (tcgemm-tune --report --rescore, the heldout sets of sessions 21 and 20,
   // H100): 1.029x -> 1.016x behind the best (worst 1.32x -> 1.22x) and
-  // 1.025x -> 1.016x (1.27x -> 1.18x); the committed tables' picks do not
-  // move. Half or twice the cost scores the same.
+  // 1.025x -> 1.016x (1.27x -> 1.18x); on the committed tables no pick moves
+  // but to a tuned choice. Half or twice the cost scores the same.
   const double busiest_k_tiles = compute * sm_rate / flops(t.bk);
   cycles += busiest_k_tiles * zero_filled_rows(a, t) * t.bk * in_bytes / kSmL2BytesPerCycle;
 
