@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <map>
+#include <set>
 #include <string>
 #include <string_view>
 
@@ -552,11 +554,13 @@ TEST(ProdSelect, AFlipWhoseEstimateIsLowerIsTaken) {
 // split of 2 (58.4 us: the 96 rows fill its tile); .../heldout/.
 TEST(ProdSelect, ZeroFilledRowsPutAFewRowsOnTheTilesShortSide) {
   const tcgemm::prod::DeviceModel model = h200_model();
+  std::map<std::string, int> rows;
+  for (const char* name : {"prod-128x64", "prod-64x256", "prod-64x64", "prod-128x96"}) {
+    ASSERT_TRUE(tcgemm::kernels::prod::config_of_kernel(name, &rows[name])) << name;
+  }
   const auto estimate = [&](const GemmArgs& args, const char* name, bool flipped) {
-    int config = -1;
-    EXPECT_TRUE(tcgemm::kernels::prod::config_of_kernel(name, &config)) << name;
     return tcgemm::prod::estimate_cycles(tcgemm::prod::canonicalize(args, flipped), model,
-                                         {config, 1, false, false, flipped});
+                                         {rows.at(name), 1, false, false, flipped});
   };
   const GemmArgs m16 = problem(16, 4096, 14336, kRow, kCol, kCol);
   EXPECT_LT(estimate(m16, "prod-128x64", true), estimate(m16, "prod-128x64", false));
@@ -640,10 +644,18 @@ TEST(ProdSelect, AnSmBudgetIsADeviceOfThatManySms) {
   // One CTA per SM under a budget: no row of several per SM is a candidate.
   const auto tiny = tcgemm::prod::canonicalize(problem(8, 64, 8, kRow, kCol, kCol));
   const auto budgeted_candidates = tcgemm::prod::candidates(tiny, tcgemm::prod::budgeted(h200_model(), 16));
-  ASSERT_FALSE(budgeted_candidates.empty());
   for (const tcgemm::prod::Choice& c : budgeted_candidates) {
     EXPECT_EQ(tile_of(c).ctas_per_sm, 1) << tcgemm::prod::kConfigs[c.config].name;
   }
+  // ... and every row of one CTA per SM that the device takes still is (the
+  // budget leaves out only the others).
+  std::set<int> one_per_sm, kept;
+  for (const tcgemm::prod::Choice& c : tcgemm::prod::candidates(tiny, h200_model())) {
+    if (tile_of(c).ctas_per_sm == 1) one_per_sm.insert(c.config);
+  }
+  for (const tcgemm::prod::Choice& c : budgeted_candidates) kept.insert(c.config);
+  EXPECT_FALSE(one_per_sm.empty());
+  EXPECT_EQ(kept, one_per_sm);
   EXPECT_EQ(tcgemm::prod::budgeted(h200_model(), 120).memory_bytes_per_cycle,
             h200_model().memory_bytes_per_cycle);
   // 2048^3 in 128 x 256 tiles is 128 tiles: one wave of 132 SMs; on 64 the
@@ -712,15 +724,16 @@ TEST(ProdSelect, ReadingCCostsItsBytesAndCanChangeTheChoice) {
 }
 
 // A row the estimate does not model (ConfigEntry::estimated false:
-// prod-64x64-deep) is a candidate for tcgemm-tune to time but never the
-// heuristic's pick, in either orientation.
+// prod-64x64-deep, prod-192x192) is a candidate for tcgemm-tune to time but
+// never the heuristic's pick, in either orientation: each such row is
+// offered for some problem below.
 TEST(ProdSelect, RowsTheEstimateDoesNotModelAreTheTunersOnly) {
-  int unestimated = -1;
+  std::set<int> unestimated;
   for (int i = 0; i < tcgemm::prod::kConfigCount; ++i) {
-    if (!tcgemm::prod::kConfigs[i].estimated) unestimated = i;
+    if (!tcgemm::prod::kConfigs[i].estimated) unestimated.insert(i);
   }
-  ASSERT_GE(unestimated, 0) << "no row to check";
-  bool offered = false;
+  ASSERT_FALSE(unestimated.empty()) << "no row to check";
+  std::set<int> offered;
   for (const std::int64_t m : {1, 16, 64, 128, 512, 4096}) {
     for (const std::int64_t n : {256, 4096, 28672}) {
       for (const Layout c : {kCol, kRow}) {
@@ -729,28 +742,39 @@ TEST(ProdSelect, RowsTheEstimateDoesNotModelAreTheTunersOnly) {
         EXPECT_TRUE(tcgemm::prod::kConfigs[choice.config].estimated) << m << "x" << n;
         for (const auto& each :
              tcgemm::prod::candidates(tcgemm::prod::canonicalize(args), h200_model())) {
-          offered = offered || each.config == unestimated;
+          if (unestimated.contains(each.config)) offered.insert(each.config);
         }
       }
     }
   }
-  EXPECT_TRUE(offered);
+  EXPECT_EQ(offered, unestimated);
 }
 
 TEST(ProdSelect, BatchInvariantChoicesIgnoreMAndNeverSplit) {
   for (Layout c : {kRow, kCol}) {
     const tcgemm::prod::Choice tall = pick(problem(4096, 4096, 4096, kRow, kCol, c), true);
-    for (std::int64_t m : {1, 7, 16, 128, 1000, 4096, 16384}) {
+    for (std::int64_t m : {1, 7, 16, 128, 1000, 16384}) {
       const tcgemm::prod::Choice choice = pick(problem(m, 4096, 4096, kRow, kCol, c), true);
       EXPECT_EQ(choice, tall) << "m=" << m;
       EXPECT_EQ(choice.k_splits, 1) << "m=" << m;
     }
   }
-  const auto invariant_candidates = tcgemm::prod::candidates(
-      tcgemm::prod::canonicalize(problem(16, 4096, 4096, kRow, kCol, kCol)), h200_model(),
-      /*batch_invariant=*/true);
-  ASSERT_FALSE(invariant_candidates.empty());
-  for (const auto& c : invariant_candidates) EXPECT_EQ(c.k_splits, 1);
+  // The mode keeps every row the default offers, unsplit only (the default
+  // offers splits of this problem).
+  const auto p16 = tcgemm::prod::canonicalize(problem(16, 4096, 4096, kRow, kCol, kCol));
+  std::set<int> rows, invariant_rows;
+  bool splits = false;
+  for (const auto& c : tcgemm::prod::candidates(p16, h200_model())) {
+    rows.insert(c.config);
+    splits = splits || c.k_splits > 1;
+  }
+  for (const auto& c : tcgemm::prod::candidates(p16, h200_model(), /*batch_invariant=*/true)) {
+    EXPECT_EQ(c.k_splits, 1);
+    EXPECT_FALSE(c.split_tail);
+    invariant_rows.insert(c.config);
+  }
+  EXPECT_TRUE(splits);
+  EXPECT_EQ(invariant_rows, rows);
 }
 
 TEST(ProdSelect, CandidatesFitTheDeviceAndSplitsLeaveNoSplitEmpty) {
@@ -760,7 +784,11 @@ TEST(ProdSelect, CandidatesFitTheDeviceAndSplitsLeaveNoSplitEmpty) {
   for (const auto& c : tcgemm::prod::candidates(p, small)) {
     EXPECT_LE(tcgemm::prod::smem_bytes(tile_of(c), 2), small.smem_per_block);
   }
-  EXPECT_FALSE(tcgemm::prod::candidates(p, small).empty());
+  int row64 = -1;
+  ASSERT_TRUE(tcgemm::kernels::prod::config_of_kernel("prod-64x64", &row64));
+  bool offered = false;
+  for (const auto& c : tcgemm::prod::candidates(p, small)) offered = offered || c.config == row64;
+  EXPECT_TRUE(offered);
   for (std::int64_t k : {1, 63, 64, 65, 200, 4093, 4096, 28672}) {
     for (int s = 1; s <= 16; ++s) {
       const int splits = tcgemm::prod::effective_splits(k, s);
