@@ -311,6 +311,9 @@ KernelChoice choose_for_call(const GemmArgs& args, const GemmOptions& options,
     }
   }
   if (args.m == 0 || args.n == 0) return {};
+  // K == 0 or alpha == 0 with beta == 1 leaves C as it is: nothing to run,
+  // so no device either.
+  if ((args.k == 0 || args.alpha == 0.0f) && args.beta == 1.0f) return {};
 
   Status device_status;
   const DeviceCaps device = current_device(device_status);

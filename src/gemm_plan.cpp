@@ -147,7 +147,10 @@ Status check_pointer(const char* name, const void* ptr, DType dtype, bool tma_al
 
 Status GemmPlan::run(const void* a, const void* b, void* c, float alpha, float beta,
                      cudaStream_t stream, void* workspace, std::size_t workspace_bytes) const {
-  if (!state_) return {StatusCode::kInvalidValue, "the plan is empty (GemmPlan::create failed)"};
+  if (!state_)
+    return {StatusCode::kInvalidValue,
+            "the plan is empty (not made by GemmPlan::create, its create failed, or it was moved "
+            "from)"};
   const State& s = *state_;
   if (!std::isfinite(alpha)) return {StatusCode::kInvalidValue, "alpha is not finite"};
   if (!std::isfinite(beta)) return {StatusCode::kInvalidValue, "beta is not finite"};

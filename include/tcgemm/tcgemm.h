@@ -179,7 +179,7 @@ Status validate(const GemmArgs& args);
 // Degenerate cases follow BLAS: M == 0 or N == 0 does nothing (pointers may
 // be null, no device is needed); K == 0 or alpha == 0 sets C = beta * C
 // without reading A or B (nothing at all when beta == 1: then C's pointer is
-// neither read nor checked, and may be null). Non-finite alpha or
+// neither read nor checked, may be null, and no device is needed). Non-finite alpha or
 // beta is kInvalidValue. Leading dimensions are checked even for empty
 // matrices (ld >= max(1, rows or cols)), as cuBLAS does.
 // Stream order holds as for any kernel. The production family's tile

@@ -642,6 +642,23 @@ TEST(Gemm, EmptyOutputReturnsSuccessWithoutTouchingAnything) {
   }
 }
 
+TEST(Gemm, KOrAlphaZeroWithBetaOneReturnsSuccessWithoutTouchingAnything) {
+  // C = 1 * C: nothing to run, C's pointer may be null, and no device is
+  // needed (this passes on a machine without a GPU).
+  for (int variant = 0; variant < 2; ++variant) {
+    GemmArgs args = make_args(64, 48, variant == 0 ? 0 : 32);
+    if (variant == 1) args.alpha = 0.0f;
+    args.beta = 1.0f;
+    args.a.ptr = nullptr;
+    args.b.ptr = nullptr;
+    args.c.ptr = nullptr;
+    EXPECT_TRUE(Ok(tcgemm::gemm(args))) << "variant " << variant;
+    const tcgemm::Description d = tcgemm::describe(args);
+    EXPECT_TRUE(Ok(d.status)) << "variant " << variant;
+    EXPECT_TRUE(d.kernel.empty()) << d.kernel;
+  }
+}
+
 TEST(Gemm, WithoutAGpuReturnsArchMismatch) {
   if (has_cuda_device()) GTEST_SKIP() << "a CUDA device is present; this test is for machines without one";
   // Fake pointers: the call must stop at the device check, never launch.

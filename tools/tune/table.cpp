@@ -523,7 +523,9 @@ std::string format_report(std::span<const TunedShape> shapes) {
         sum.worst_shape ? (" (" + shape_name(*sum.worst_shape) + ")").c_str() : "", sum.geomean);
   }
   if (sum.heuristic_failed > 0) {
-    out << sum.heuristic_failed << " shape(s) whose heuristic choice did not verify or time\n";
+    out << sum.heuristic_failed
+        << " shape(s) whose heuristic choice has no time (it failed to verify, or the file never "
+           "timed it)\n";
   }
   if (sum.untuned > 0) out << sum.untuned << " shape(s) with no verified candidate\n";
   return out.str();

@@ -221,7 +221,7 @@ std::optional<double> slowdown(const TunedShape& shape);
 struct ReportSummary {
   int shapes = 0;
   int compared = 0;          // shapes with both times
-  int heuristic_failed = 0;  // shapes whose heuristic choice did not verify or time
+  int heuristic_failed = 0;  // shapes whose heuristic choice has no time (failed, or never timed)
   int untuned = 0;           // shapes with no verified candidate
   double worst = 1.0;        // the largest slowdown (1 with none)
   std::optional<ShapeKey> worst_shape;
