@@ -583,6 +583,7 @@ std::string describe(const KernelConstraints& c) {
     out += ", A/B batch strides %" + std::to_string(c.ab_stride_multiple);
   }
   if (c.max_small_dim != INT64_MAX) out += ", min(M, N) <= " + std::to_string(c.max_small_dim);
+  if (c.max_dim != INT64_MAX) out += ", M, N, K <= " + std::to_string(c.max_dim);
   out += ", batch <= " + std::to_string(c.max_batch);
   if (c.compute_capability != 0) out += ", sm_" + std::to_string(c.compute_capability) + "a";
   return out;
