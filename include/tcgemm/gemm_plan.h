@@ -53,7 +53,9 @@ class GemmPlan {
   // tensor maps and workspace live there, and run() must be called with that
   // device current and a stream of it (run() does not query the device).
   // Errors: those gemm(args, options) would return with a nonzero alpha
-  // (kInvalidValue for a null A or B included); kNotSupported for
+  // and a beta other than 1, since run() takes both (kInvalidValue for a
+  // null A or B included; and kArchMismatch without an sm_90 device even
+  // where K is 0, as a run may scale C); kNotSupported for
   // options.kernel naming a kernel outside the production family (a ladder
   // step runs through gemm() only) where the problem has a product to
   // compute (M, N, K >= 1: a BLAS quick return plans no kernel, as gemm()

@@ -575,6 +575,40 @@ TEST(ProdSelect, ZeroFilledRowsPutAFewRowsOnTheTilesShortSide) {
   EXPECT_TRUE(choice.flipped);
 }
 
+// The zero-filled rows, counted by hand: the edge unit's rows past M (a
+// pair's second CTA past M fills its whole BM-row box) where M spans at most
+// two clusters' tiles, and past N where N spans at most two tiles.
+TEST(ProdSelect, ZeroFilledRowsAreTheEdgeUnitsWithinTwoUnits) {
+  const auto rows = [](const char* name, std::int64_t m, std::int64_t n) {
+    int config = -1;
+    if (!tcgemm::kernels::prod::config_of_kernel(name, &config)) {
+      ADD_FAILURE() << name;
+      return -1.0;
+    }
+    return tcgemm::prod::zero_filled_rows(problem(m, n, 4096, kRow, kCol, kCol),
+                                          tcgemm::prod::kConfigs[config].tile);
+  };
+  // prod-128x128, clusters of 2 along M, BN 128.
+  EXPECT_EQ(rows("prod-128x128", 8, 4096), 128);    // the pair's second CTA: all fill
+  EXPECT_EQ(rows("prod-128x128", 200, 4096), 56);   // one pair: 256 - 200
+  EXPECT_EQ(rows("prod-128x128", 256, 4096), 0);    // one pair, full
+  EXPECT_EQ(rows("prod-128x128", 300, 4096), 128);  // two pairs, the last CTA past M
+  EXPECT_EQ(rows("prod-128x128", 400, 4096), 112);  // two pairs: 512 - 400
+  EXPECT_EQ(rows("prod-128x128", 600, 4096), 0);    // three pairs: left out
+  EXPECT_EQ(rows("prod-128x128", 4096, 100), 28);   // one column tile
+  EXPECT_EQ(rows("prod-128x128", 4096, 200), 56);   // two: 256 - 200
+  EXPECT_EQ(rows("prod-128x128", 4096, 300), 0);    // three: left out
+  EXPECT_EQ(rows("prod-128x128", 8, 100), 128 + 28);
+  // prod-128x64, no cluster: M within two tiles.
+  EXPECT_EQ(rows("prod-128x64", 8, 4096), 120);
+  EXPECT_EQ(rows("prod-128x64", 200, 4096), 56);
+  EXPECT_EQ(rows("prod-128x64", 300, 4096), 0);
+  EXPECT_EQ(rows("prod-128x64", 4096, 96), 32);
+  // prod-128x96: 96-wide column tiles.
+  EXPECT_EQ(rows("prod-128x96", 4096, 128), 64);
+  EXPECT_EQ(rows("prod-128x96", 4096, 96), 0);
+}
+
 // Tiles at least twice as wide as N are left out where a narrower one
 // exists: their padding costs no estimated time at small N, yet a flipped
 // 64 x 14336 x 4096 ran 1.46x the tuned choice on prod-128x128 (H200).

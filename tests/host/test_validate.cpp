@@ -656,6 +656,13 @@ TEST(Gemm, KOrAlphaZeroWithBetaOneReturnsSuccessWithoutTouchingAnything) {
     const tcgemm::Description d = tcgemm::describe(args);
     EXPECT_TRUE(Ok(d.status)) << "variant " << variant;
     EXPECT_TRUE(d.kernel.empty()) << d.kernel;
+    // Bad arguments and options are still reported first.
+    tcgemm::GemmOptions options;
+    options.kernel = "no_such_kernel";
+    EXPECT_TRUE(InvalidNaming(tcgemm::gemm(args, options), "no_such_kernel"));
+    GemmArgs bad_ld = args;
+    bad_ld.c.ld = 1;
+    EXPECT_TRUE(InvalidNaming(tcgemm::gemm(bad_ld), "ldc"));
   }
 }
 

@@ -261,12 +261,12 @@ std::int64_t padded_tiles(const GemmArgs& a, const TileConfig& t) {
   return tiles_m * sched::ceil_div(a.n, t.bn) * a.batch_count;
 }
 
-// Rows of a k-tile's A and B boxes past the matrix's edge that TMA
-// zero-fills, on the CTA with the most: counted where M spans at most two
-// clusters' tiles or N at most two tiles, so that the edge is in at least
-// half the work units and the busiest SM's time is an edge unit's. (Where
-// M is within one cluster's tiles, the pair's second CTA may hold no rows:
-// its whole A box is fill.) Elsewhere the few edge units are left out.
+bool fits(const TileConfig& t, const Problem& problem, const DeviceModel& device) {
+  return smem_bytes(t, static_cast<int>(size_of(problem.args.c.dtype))) <= device.smem_per_block;
+}
+
+}  // namespace
+
 double zero_filled_rows(const GemmArgs& a, const TileConfig& t) {
   constexpr std::int64_t kMostUnitsAcross = 2;
   double rows = 0.0;
@@ -280,12 +280,6 @@ double zero_filled_rows(const GemmArgs& a, const TileConfig& t) {
   if (tiles_n <= kMostUnitsAcross) rows += static_cast<double>(tiles_n * t.bn - a.n);
   return rows;
 }
-
-bool fits(const TileConfig& t, const Problem& problem, const DeviceModel& device) {
-  return smem_bytes(t, static_cast<int>(size_of(problem.args.c.dtype))) <= device.smem_per_block;
-}
-
-}  // namespace
 
 std::int64_t resident_units(const DeviceModel& device, const TileConfig& t) {
   const std::int64_t ctas = std::int64_t{std::max(device.sm_count, 1)} * t.ctas_per_sm;
@@ -449,9 +443,11 @@ double estimate_cycles(const Problem& problem, const DeviceModel& device, Choice
                     (std::max(device.memory_bytes_per_cycle, 1.0) * kL2OverDram);
   double cycles = std::max({compute, dram, l2}) + kFillCycles +
                   static_cast<double>(whole_waves + piece_waves) * kTileCycles;
-  // Rows TMA zero-fills (zero_filled_rows: M or N within two tiles) are
-  // charged at every k-tile of the busiest SM what reading as many rows from
-  // L2 costs it, added to the rest: an empirical term for why the
+  // Rows TMA zero-fills (zero_filled_rows: M within two clusters' tiles or
+  // N within two tiles) are charged, at every k-tile through the busiest SM
+  // (its CTAs' together where several share it, as the compute term counts
+  // them; the stream-K schedule's count on that path), what reading as many
+  // rows from L2 costs it, added to the rest. An empirical term for why the
   // orientation of a small-M problem matters on a tile that is not square
   // (the few rows belong on its short side) and why a few rows want a tile
   // they fill. On prod-128x64 16 x 4096 x 14336 ran 92.6 us with the 16 rows
@@ -461,7 +457,9 @@ double estimate_cycles(const Problem& problem, const DeviceModel& device, Choice
   // (tcgemm-tune --report --rescore, the heldout sets of sessions 21 and 20,
   // H100): 1.029x -> 1.016x behind the best (worst 1.32x -> 1.22x) and
   // 1.025x -> 1.016x (1.27x -> 1.18x); on the committed tables no pick moves
-  // but to a tuned choice. Half or twice the cost scores the same.
+  // but to a tuned choice. Half or twice the cost scores about the same
+  // (1.016x-1.017x). Where M or N spans two units over several waves an SM
+  // alternates edge and inner units, so this overcharges up to 2x there.
   const double busiest_k_tiles = compute * sm_rate / flops(t.bk);
   cycles += busiest_k_tiles * zero_filled_rows(a, t) * t.bk * in_bytes / kSmL2BytesPerCycle;
 

@@ -265,6 +265,14 @@ std::size_t partials_bytes(const Problem& problem, Choice choice, std::int64_t s
 std::vector<Choice> candidates(const Problem& problem, const DeviceModel& device,
                                bool batch_invariant = false);
 
+// Rows of a k-tile's A and B boxes past the matrix's edge that TMA
+// zero-fills, on the CTA with the most, as estimate_cycles counts them:
+// where M spans at most two clusters' tiles (a pair's second CTA past M
+// fills its whole box: BM rows) or N at most two tiles, so that the edge is
+// in at least half the work units; elsewhere 0 (the few edge units are left
+// out). Host-tested.
+double zero_filled_rows(const GemmArgs& args, const TileConfig& tile);
+
 // The heuristic's estimate of a choice's run time, in SM clock cycles: the
 // slower of the tensor-core time (waves of padded tile work at the config's
 // rate) and the memory time (the operands, C and any partial sums over DRAM;
