@@ -59,6 +59,10 @@ def _hashable(x) -> bool:
     return True
 
 
+# The largest finite fp32 value: alpha and beta are applied in fp32.
+_FP32_MAX = 3.4028234663852886e38
+
+
 def _scalar(function: str, name: str, value) -> float:
     # float() would also parse text ("2", b"2"): a scalar must be a number.
     if isinstance(value, (str, bytes, bytearray)):
@@ -71,6 +75,9 @@ def _scalar(function: str, name: str, value) -> float:
         raise invalid(function, name, f"{name} is not finite (too large for a float)") from None
     if not math.isfinite(value):
         raise invalid(function, name, f"{name} is not finite ({value})")
+    if abs(value) > _FP32_MAX:
+        raise invalid(function, name, f"{name}={value!r} is beyond fp32's range (alpha and "
+                      "beta are applied in fp32)")
     return value
 
 
@@ -237,7 +244,8 @@ def matmul(a, b, *, out=None, alpha=1.0, beta=0.0, out_dtype=None, stream=None, 
             leading dimension (a slice of a wider tensor is fine). Any
             element alignment; 16-byte-aligned pointers, leading dimensions
             and batch strides are the fast path (others are repacked).
-            Batch strides are any, 0 (broadcast) included.
+            Batch strides are any that are not negative, 0 (broadcast)
+            included.
         out: optional result tensor of the result's exact shape, dtype bf16,
             fp16 or fp32, on the same device, with non-overlapping elements
             not aliasing ``a`` or ``b``; row- or column-major like the
@@ -270,7 +278,8 @@ def matmul(a, b, *, out=None, alpha=1.0, beta=0.0, out_dtype=None, stream=None, 
             on different devices, strides with no unit stride in the last two
             dimensions (or negative, or overlapping rows), ``out`` with
             overlapping elements or aliasing an input, beta != 0 without out,
-            non-finite alpha/beta, an unknown kernel name.
+            non-finite alpha/beta (or beyond fp32's range), an unknown kernel
+            name.
         NotSupportedError (NotImplementedError): M, N or K above 2^31 - 257,
             or a named kernel that cannot run the problem.
         ArchMismatchError (RuntimeError): no sm_90 (Hopper) device.
@@ -304,7 +313,7 @@ def matmul(a, b, *, out=None, alpha=1.0, beta=0.0, out_dtype=None, stream=None, 
     _run(function, calls, p.device_id, kernel)
     if framework == "torch" and stream is not None:
         _record_streams((a, b, result), handle, p.device_id)
-    return _operands.finish(framework, result, handle, p.device_id)
+    return _operands.finish(framework, result, handle, p.device_id, enqueued=bool(calls))
 
 
 def describe(a, b, *, out=None, alpha=1.0, beta=0.0, out_dtype=None, stream=None,
@@ -320,7 +329,7 @@ def describe(a, b, *, out=None, alpha=1.0, beta=0.0, out_dtype=None, stream=None
     function = "tcgemm.describe"
     _, _, p, kernel = _prepare(function, a, b, out, alpha, beta, out_dtype, stream, kernel)
     if not p.calls:
-        return Description("", "no kernel: the result is empty", 0)
+        return Description("", "the result is empty", 0)
     calls = p.calls if out is not None else resolve(p.calls, _C_STAND_IN,
                                                     ITEMSIZE[p.out_dtype])
     code, message, name, config = _C.describe(*calls[0], p.device_id, kernel)

@@ -17,7 +17,7 @@ import operator
 import sys
 
 from . import _C
-from ._errors import invalid, status_error, wrong_type
+from ._errors import CudaError, invalid, status_error, wrong_type
 from ._plan import CUDA_DEVICE_TYPES, DTYPE_CODES, Tensor
 
 _TORCH_DTYPES = None  # torch dtype -> name, filled on first use
@@ -180,7 +180,8 @@ class DLPackTensor:
         if stream != -1:
             # None means the legacy default stream (1), per the DLPack protocol.
             consumer = 1 if stream is None else int(stream)
-            _C.stream_wait(consumer, self._stream if self._stream != 0 else 1, self._device)
+            _cuda("tcgemm.DLPackTensor.__dlpack__", _C.stream_wait, consumer,
+                  self._stream if self._stream != 0 else 1, self._device)
         if not hasattr(self._array, "__dlpack__"):
             capsule, self._array = self._array, None
             if capsule is None:
@@ -240,15 +241,26 @@ def empty(function: str, framework: str, like, shape: tuple, dtype: str, device_
 STREAM_ORDERED = ("torch", "cupy")
 
 
-def finish(framework: str, result, stream: int, device_id: int):
+def _cuda(function: str, call, *args) -> None:
+    """Runs one of the extension's CUDA helpers (a stream handshake, a
+    synchronization), raising its failure as CudaError."""
+    try:
+        call(*args)
+    except RuntimeError as e:
+        raise CudaError(f"{function}: {e}", code="kCudaError") from e
+
+
+def finish(framework: str, result, stream: int, device_id: int, enqueued: bool = True):
     """The result as the caller's framework has it.
 
     For other frameworks than torch and CuPy the stream is synchronized
-    first: they can neither order their work after a foreign stream nor keep
-    the inputs' memory alive until it is done (JAX, say).
+    first, where anything was enqueued: they can neither order their work
+    after a foreign stream nor keep the inputs' memory alive until it is
+    done (JAX, say). A failure there (an earlier kernel's fault, say) is
+    CudaError.
     """
-    if framework not in STREAM_ORDERED:
-        _C.synchronize(stream, device_id)
+    if framework not in STREAM_ORDERED and enqueued:
+        _cuda("tcgemm.matmul", _C.synchronize, stream, device_id)
     if not isinstance(result, DLPackTensor):
         return result
     if framework == "jax":

@@ -244,7 +244,7 @@ def test_errors_leave_out_untouched(torch_cuda):
     torch = torch_cuda
     a, b = ints(torch, 64, 64), ints(torch, 64, 64)
     out = torch.full((64, 64), 5.0, device="cuda", dtype=torch.bfloat16)
-    before = snapshot(out)
+    before, a_before = snapshot(out), snapshot(a)
     cases = [
         (dict(out=a), tcgemm.InvalidValueError, "out"),  # aliases a
         (dict(out=out, out_dtype=torch.float32), tcgemm.InvalidTypeError, "out_dtype"),
@@ -258,6 +258,7 @@ def test_errors_leave_out_untouched(torch_cuda):
         assert info.value.argument == argument, str(info.value)
     torch.cuda.synchronize()
     assert torch.equal(out, before)
+    assert torch.equal(a, a_before)  # the refused out=a wrote nothing either
 
 
 def test_input_errors_name_the_argument(torch_cuda):

@@ -558,6 +558,14 @@ def test_matmul_of_a_foreign_cuda_array_without_a_device_is_an_arch_mismatch():
         tcgemm.describe(FakeCudaArray((64, 32)), FakeCudaArray((32, 16)))
 
 
+def test_an_empty_product_into_out_needs_no_device():
+    # Nothing to compute and nothing enqueued: no stream to wait for, so no
+    # device either, for a framework tcgemm synchronizes for (a bare
+    # RuntimeError from the synchronization before).
+    out = FakeCudaArray((0, 16), ptr=1 << 24)
+    assert tcgemm.matmul(FakeCudaArray((0, 32)), FakeCudaArray((32, 16)), out=out) is out
+
+
 @pytest.mark.skipif(tcgemm.device_count() > 0, reason="a CUDA device is present")
 def test_matmul_checks_its_arguments_before_allocating_the_result():
     # A NaN alpha is the caller's error whether or not a device is there: it
@@ -576,6 +584,10 @@ def test_matmul_checks_its_arguments_before_allocating_the_result():
     # not finite (not a raw OverflowError, not "needs out=").
     with pytest.raises(tcgemm.InvalidValueError, match="not finite") as err:
         tcgemm.matmul(FakeCudaArray((64, 32)), FakeCudaArray((32, 16)), alpha=10**400)
+    assert err.value.argument == "alpha"
+    # Finite in Python, infinite in fp32, where alpha and beta are applied.
+    with pytest.raises(tcgemm.InvalidValueError, match="fp32") as err:
+        tcgemm.matmul(FakeCudaArray((64, 32)), FakeCudaArray((32, 16)), alpha=1e39)
     assert err.value.argument == "alpha"
     with pytest.raises(tcgemm.InvalidValueError, match="not finite") as err:
         tcgemm.matmul(FakeCudaArray((64, 32)), FakeCudaArray((32, 16)), beta=float("nan"))
