@@ -13,8 +13,9 @@ is column-major, not a copy). A dimension of size 1 may have any stride that
 is not negative.
 Leading (batch) dimensions broadcast as in numpy; a broadcast operand has
 batch stride 0 (one matrix shared by every entry). Batch dimensions that
-collapse into one stride per operand become one batched tcgemm call; the
-rest, if any, are looped over here, one call per entry of them.
+collapse into one stride per operand become one batched tcgemm call (the
+largest such run of them); the rest, if any, are looped over here, one call
+per entry of them.
 """
 
 from __future__ import annotations
@@ -365,23 +366,24 @@ def plan(function: str, a: Tensor, b: Tensor, out: Optional[Tensor], out_dtype: 
     eff = [_batch_strides(a_shape, a_strides, batch), _batch_strides(b_shape, b_strides, batch),
            list(c_strides[:-2])]
     dims = [i for i, d in enumerate(batch) if d > 1]
-    inner = len(dims)  # dims[inner:] collapse into one batched call
-    count = 1
-    if dims:
-        inner = len(dims) - 1
-        count = batch[dims[-1]]
-        while inner > 0:
-            i, j = dims[inner - 1], dims[inner]
-            if any(e[i] != e[j] * batch[j] for e in eff):
-                break
-            inner -= 1
-            count *= batch[i]
-    strides_abc = [e[dims[-1]] if dims else 0 for e in eff]
+    # Runs of neighbouring dimensions that collapse (each operand's stride
+    # over the outer one is the inner one's times its size): the largest run
+    # becomes the batched call, the innermost one on a tie, and the others
+    # are looped, so that (4096, 1, m, k) @ (8, k, n) is 8 calls of batch 4096,
+    # not 4096 of batch 8.
+    runs, start = [], 0
+    for t in range(1, len(dims) + 1):
+        if t == len(dims) or any(e[dims[t - 1]] != e[dims[t]] * batch[dims[t]] for e in eff):
+            runs.append(dims[start:t])
+            start = t
+    batched = max(reversed(runs), key=lambda r: math.prod(batch[i] for i in r), default=[])
+    count = math.prod(batch[i] for i in batched)
+    strides_abc = [e[batched[-1]] if batched else 0 for e in eff]
     in_code = DTYPE_CODES[a.dtype]
     out_code = DTYPE_CODES[out_dtype]
     in_size = ITEMSIZE[a.dtype]
     out_size = ITEMSIZE[out_dtype] if out is not None else 1  # offsets in elements when no out
-    outer = dims[:inner]
+    outer = [i for i in dims if i not in batched]
     calls = []
     for index in itertools.product(*(range(batch[i]) for i in outer)):
         off = [sum(e[i] * x for i, x in zip(outer, index)) for e in eff]

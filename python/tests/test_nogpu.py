@@ -208,6 +208,21 @@ def test_batches_one_stride_cannot_express_are_looped():
         assert field(call, "c_ptr") == i * 3 * 48  # element offset in the output
 
 
+def test_the_largest_batch_dimension_is_the_batched_call():
+    # a [16, 1, M, K] against b [3, K, N]: the outer dimension is the larger,
+    # so it is the call's batch (a's stride 32, b's 0) and the inner one is
+    # looped: 3 calls of 16, not 16 of 3.
+    p = make_plan(cuda_tensor((16, 1, 8, 4)), cuda_tensor((3, 4, 6)))
+    assert p.out_shape == (16, 3, 8, 6)
+    assert len(p.calls) == 3
+    for j, call in enumerate(p.calls):
+        assert field(call, "batch") == 16
+        assert field(call, "stride_a") == 32 and field(call, "stride_b") == 0
+        assert field(call, "stride_c") == 3 * 48
+        assert field(call, "b_ptr") == (1 << 20) + j * 24 * 2  # entry j of b, bf16
+        assert field(call, "c_ptr") == j * 48  # element offset in the output
+
+
 # ---- dtypes -----------------------------------------------------------------------
 
 
