@@ -55,11 +55,17 @@ def read_torch(t) -> Tensor:
 
 def dlpack_device(function: str, name: str, x):
     try:
-        device_type, device_id = x.__dlpack_device__()
+        reported = x.__dlpack_device__()
     except AttributeError:
         raise wrong_type(function, name, f"{type(x).__name__} is not a tensor: tcgemm takes "
                          "torch tensors and any array that exports DLPack (__dlpack__)") from None
-    return int(device_type), int(device_id)
+    try:
+        device_type, device_id = reported
+        return int(device_type), int(device_id)
+    except (TypeError, ValueError):
+        raise wrong_type(function, name, f"{type(x).__name__}.__dlpack_device__() returned "
+                         f"{reported!r}, not a (device type, device id) pair of integers"
+                         ) from None
 
 
 def _export(x, dl_stream: int, versioned: bool):
@@ -82,9 +88,13 @@ def read_dlpack(function: str, name: str, x, stream: int, writable: bool = False
     if device_type in CUDA_DEVICE_TYPES:
         # DLPack numbers the legacy default stream 1 (0 is ambiguous there).
         dl_stream = stream if stream != 0 else 1
-        info = _C.inspect(_export(x, dl_stream, versioned=True), writable)
-        if info is None and not writable:  # a nanobind that reads only unversioned capsules
-            info = _C.inspect(_export(x, dl_stream, versioned=False), writable)
+        try:
+            info = _C.inspect(_export(x, dl_stream, versioned=True), writable)
+            if info is None and not writable:  # a nanobind that reads only unversioned capsules
+                info = _C.inspect(_export(x, dl_stream, versioned=False), writable)
+        except BufferError as e:  # the producer's refusal, named for the argument
+            raise invalid(function, name, f"{type(x).__name__} did not export through "
+                          f"DLPack: {e}") from e
     else:
         info = _C.inspect(x, writable)
     if info is None:

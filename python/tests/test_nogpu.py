@@ -581,6 +581,23 @@ def test_an_empty_product_into_out_needs_no_device():
     assert tcgemm.matmul(FakeCudaArray((0, 32)), FakeCudaArray((32, 16)), out=out) is out
 
 
+def test_a_dlpack_producers_failures_name_the_argument():
+    class BadDevice(FakeCudaArray):
+        def __dlpack_device__(self):
+            return ("cuda", 0)
+
+    class Refuses(FakeCudaArray):
+        def __dlpack__(self, stream=None, max_version=None, **kwargs):
+            raise BufferError("this array cannot be exported")
+
+    with pytest.raises(tcgemm.InvalidTypeError, match="__dlpack_device__") as err:
+        tcgemm.matmul(BadDevice((64, 32)), FakeCudaArray((32, 16)))
+    assert err.value.argument == "a"
+    with pytest.raises(tcgemm.InvalidValueError, match="cannot be exported") as err:
+        tcgemm.matmul(FakeCudaArray((64, 32)), Refuses((32, 16)))
+    assert err.value.argument == "b"
+
+
 @pytest.mark.skipif(tcgemm.device_count() > 0, reason="a CUDA device is present")
 def test_matmul_checks_its_arguments_before_allocating_the_result():
     # A NaN alpha is the caller's error whether or not a device is there: it
