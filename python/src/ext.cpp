@@ -173,12 +173,20 @@ std::size_t call_workspace_bytes(const tcgemm::GemmArgs& args, const std::string
   return tcgemm::workspace_size(args, options_for(kernel));
 }
 
+// A problem with nothing to run (an empty C, or K or alpha 0 with beta 1:
+// C stays as it is), which tcgemm::gemm and describe answer after their
+// argument checks without a device: none is switched to for it either.
+bool nothing_to_run(const tcgemm::GemmArgs& args) {
+  return args.m == 0 || args.n == 0 || ((args.k == 0 || args.alpha == 0.0f) && args.beta == 1.0f);
+}
+
 tcgemm::Status run_gemm(const Problem& p, int device, const std::string& kernel) {
   nb::gil_scoped_release release;
-  DeviceScope scope(device);
-  if (!scope.status().ok()) return scope.status();
   tcgemm::GemmArgs args = to_args(p);
   const tcgemm::GemmOptions options = options_for(kernel);
+  if (nothing_to_run(args)) return tcgemm::gemm(args, options);
+  DeviceScope scope(device);
+  if (!scope.status().ok()) return scope.status();
   // A kernel named in options that needs a workspace (ladder step 15) gets
   // one for this call, stream-ordered, as the production family allocates its
   // repack scratch: zeroed (its flags must start zero), freed after the launch.
@@ -412,6 +420,11 @@ NB_MODULE(_C, m) {
   m.def(
       "describe",
       [](TCGEMM_PROBLEM_PARAMS, int device, const std::string& kernel) {
+        if (const tcgemm::GemmArgs args = to_args(TCGEMM_PROBLEM_ARGS); nothing_to_run(args)) {
+          const tcgemm::Description d = tcgemm::describe(args, options_for(kernel));
+          return std::make_tuple(static_cast<int>(d.status.code), d.status.message, d.kernel,
+                                 d.config);
+        }
         DeviceScope scope(device);
         tcgemm::Description d;
         if (!scope.status().ok()) {

@@ -581,6 +581,21 @@ def test_an_empty_product_into_out_needs_no_device():
     assert tcgemm.matmul(FakeCudaArray((0, 32)), FakeCudaArray((32, 16)), out=out) is out
 
 
+def test_a_product_that_leaves_out_as_it_is_needs_no_device():
+    # K == 0 or alpha == 0 with beta == 1: C stays as it is (tcgemm::gemm's
+    # quick return, before it looks for a device; so does the extension).
+    out = FakeCudaArray((64, 16), ptr=1 << 24)
+    for a, b, alpha in ((FakeCudaArray((64, 0)), FakeCudaArray((0, 16)), 1.0),
+                        (FakeCudaArray((64, 32)), FakeCudaArray((32, 16)), 0.0)):
+        assert tcgemm.matmul(a, b, out=out, alpha=alpha, beta=1.0) is out
+        assert tcgemm.describe(a, b, out=out, alpha=alpha, beta=1.0).kernel == ""
+    # With beta != 1, C = beta * C runs a kernel: a device is needed.
+    if tcgemm.device_count() == 0:
+        with pytest.raises(tcgemm.ArchMismatchError):
+            tcgemm.matmul(FakeCudaArray((64, 32)), FakeCudaArray((32, 16)), out=out,
+                          alpha=0.0, beta=0.5)
+
+
 def test_a_dlpack_producers_failures_name_the_argument():
     class BadDevice(FakeCudaArray):
         def __dlpack_device__(self):
