@@ -289,6 +289,10 @@ constexpr std::string_view kBatchInvariantKernel = "prod-invariant";
 
 }  // namespace
 
+bool has_work(const GemmArgs& args) {
+  return args.m != 0 && args.n != 0 && !((args.k == 0 || args.alpha == 0.0f) && args.beta == 1.0f);
+}
+
 // With `unlimited_workspace`, every kernel is taken to have the workspace it
 // needs (workspace_size asks so).
 KernelChoice choose_for_call(const GemmArgs& args, const GemmOptions& options,
@@ -310,10 +314,7 @@ KernelChoice choose_for_call(const GemmArgs& args, const GemmOptions& options,
                       "'")};
     }
   }
-  if (args.m == 0 || args.n == 0) return {};
-  // K == 0 or alpha == 0 with beta == 1 leaves C as it is: nothing to run,
-  // so no device either.
-  if ((args.k == 0 || args.alpha == 0.0f) && args.beta == 1.0f) return {};
+  if (!has_work(args)) return {};  // a quick return needs no device
 
   Status device_status;
   const DeviceCaps device = current_device(device_status);
@@ -332,9 +333,9 @@ Status gemm(const GemmArgs& args, const GemmOptions& options) {
   const KernelChoice choice = choose_for_call(args, options, /*unlimited_workspace=*/false);
   if (!choice.status.ok()) return choice.status;
   if (choice.kernel != nullptr) return choice.kernel->launch(args);
-  // A quick return. M or N == 0 does nothing; K == 0 or alpha == 0 sets
-  // C = beta * C, which with beta == 1 is nothing to do.
-  if (args.m == 0 || args.n == 0 || args.beta == 1.0f) return Status::success();
+  // No GEMM kernel: a quick return, or K == 0 or alpha == 0 with beta != 1,
+  // which sets C = beta * C.
+  if (!has_work(args)) return Status::success();
   return kernels::launch_scale_c(args);
 }
 
@@ -344,9 +345,8 @@ Description describe(const GemmArgs& args, const GemmOptions& options) {
   d.status = choice.status;
   if (!choice.status.ok()) return d;
   if (choice.kernel == nullptr) {
-    d.config = args.m == 0 || args.n == 0 || args.beta == 1.0f
-                   ? "no kernel: nothing to compute (BLAS quick return)"
-                   : "no GEMM kernel: C = beta * C (K or alpha is 0)";
+    d.config = !has_work(args) ? "no kernel: nothing to compute (BLAS quick return)"
+                               : "no GEMM kernel: C = beta * C (K or alpha is 0)";
     return d;
   }
   d.kernel = std::string(choice.kernel->name);

@@ -165,6 +165,12 @@ struct GemmOptions {
 // element) only when the problem dereferences it. Host-testable.
 Status validate(const GemmArgs& args);
 
+// Whether gemm(args) has anything to enqueue, and so needs a device: false
+// for the BLAS quick returns described below (M or N == 0; K or alpha == 0
+// with beta == 1), true otherwise. Reads the sizes and scalars only; it
+// does not validate. Host-testable.
+bool has_work(const GemmArgs& args);
+
 // C = alpha * A * B + beta * C on args.stream. Every problem validate()
 // accepts runs on an sm_90 device, on the production family unless
 // options.kernel names another.

@@ -173,18 +173,13 @@ std::size_t call_workspace_bytes(const tcgemm::GemmArgs& args, const std::string
   return tcgemm::workspace_size(args, options_for(kernel));
 }
 
-// A problem with nothing to run (an empty C, or K or alpha 0 with beta 1:
-// C stays as it is), which tcgemm::gemm and describe answer after their
-// argument checks without a device: none is switched to for it either.
-bool nothing_to_run(const tcgemm::GemmArgs& args) {
-  return args.m == 0 || args.n == 0 || ((args.k == 0 || args.alpha == 0.0f) && args.beta == 1.0f);
-}
-
 tcgemm::Status run_gemm(const Problem& p, int device, const std::string& kernel) {
   nb::gil_scoped_release release;
   tcgemm::GemmArgs args = to_args(p);
   const tcgemm::GemmOptions options = options_for(kernel);
-  if (nothing_to_run(args)) return tcgemm::gemm(args, options);
+  // Nothing to run (tcgemm::has_work): gemm answers after its argument
+  // checks without a device, so none is switched to either.
+  if (!tcgemm::has_work(args)) return tcgemm::gemm(args, options);
   DeviceScope scope(device);
   if (!scope.status().ok()) return scope.status();
   // A kernel named in options that needs a workspace (ladder step 15) gets
@@ -418,9 +413,13 @@ NB_MODULE(_C, m) {
       },
       "tcgemm::validate (no device access); None when valid, else (StatusCode, message).");
   m.def(
+      "has_work",
+      [](TCGEMM_PROBLEM_PARAMS) { return tcgemm::has_work(to_args(TCGEMM_PROBLEM_ARGS)); },
+      "tcgemm::has_work: whether gemm enqueues anything for the problem (needs a device).");
+  m.def(
       "describe",
       [](TCGEMM_PROBLEM_PARAMS, int device, const std::string& kernel) {
-        if (const tcgemm::GemmArgs args = to_args(TCGEMM_PROBLEM_ARGS); nothing_to_run(args)) {
+        if (const tcgemm::GemmArgs args = to_args(TCGEMM_PROBLEM_ARGS); !tcgemm::has_work(args)) {
           const tcgemm::Description d = tcgemm::describe(args, options_for(kernel));
           return std::make_tuple(static_cast<int>(d.status.code), d.status.message, d.kernel,
                                  d.config);

@@ -148,13 +148,6 @@ def _run(function: str, calls: list, device_id: int, kernel: str) -> None:
             raise status_error(function, *status, kernel)
 
 
-def _enqueues(call) -> bool:
-    """Whether tcgemm::gemm enqueues work for the call: not where C stays as
-    it is (K or alpha 0 with beta 1), which needs no device either."""
-    m, n, k, alpha, beta = call[0], call[1], call[2], call[17], call[18]
-    return m > 0 and n > 0 and not ((k == 0 or alpha == 0.0) and beta == 1.0)
-
-
 def _record_streams(tensors, handle: int, device_id: int) -> None:
     """Tells torch's caching allocator that `tensors` are in use on stream
     `handle` when it is not torch's current stream (``stream=`` given)."""
@@ -321,7 +314,7 @@ def matmul(a, b, *, out=None, alpha=1.0, beta=0.0, out_dtype=None, stream=None, 
     if framework == "torch" and stream is not None:
         _record_streams((a, b, result), handle, p.device_id)
     return _operands.finish(framework, result, handle, p.device_id,
-                            enqueued=any(_enqueues(call) for call in calls))
+                            enqueued=any(_C.has_work(*call) for call in calls))
 
 
 def describe(a, b, *, out=None, alpha=1.0, beta=0.0, out_dtype=None, stream=None,

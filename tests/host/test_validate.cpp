@@ -652,6 +652,7 @@ TEST(Gemm, KOrAlphaZeroWithBetaOneReturnsSuccessWithoutTouchingAnything) {
     args.a.ptr = nullptr;
     args.b.ptr = nullptr;
     args.c.ptr = nullptr;
+    EXPECT_FALSE(tcgemm::has_work(args)) << "variant " << variant;
     EXPECT_TRUE(Ok(tcgemm::gemm(args))) << "variant " << variant;
     const tcgemm::Description d = tcgemm::describe(args);
     EXPECT_TRUE(Ok(d.status)) << "variant " << variant;
@@ -664,6 +665,19 @@ TEST(Gemm, KOrAlphaZeroWithBetaOneReturnsSuccessWithoutTouchingAnything) {
     bad_ld.c.ld = 1;
     EXPECT_TRUE(InvalidNaming(tcgemm::gemm(bad_ld), "ldc"));
   }
+}
+
+TEST(Gemm, HasWorkUnlessAQuickReturn) {
+  EXPECT_TRUE(tcgemm::has_work(make_args(64, 48, 32)));
+  GemmArgs scaled = make_args(64, 48, 0);
+  scaled.beta = 0.5f;  // C = beta * C: a kernel runs
+  EXPECT_TRUE(tcgemm::has_work(scaled));
+  EXPECT_FALSE(tcgemm::has_work(make_args(0, 48, 32)));
+  EXPECT_FALSE(tcgemm::has_work(make_args(64, 0, 32)));
+  GemmArgs unchanged = make_args(64, 48, 32);
+  unchanged.alpha = 0.0f;
+  unchanged.beta = 1.0f;
+  EXPECT_FALSE(tcgemm::has_work(unchanged));
 }
 
 TEST(Gemm, WithoutAGpuReturnsArchMismatch) {
