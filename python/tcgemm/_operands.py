@@ -24,7 +24,17 @@ _TORCH_DTYPES = None  # torch dtype -> name, filled on first use
 
 
 def framework_of(x) -> str:
-    """'torch', 'cupy', 'jax' or the top-level module of x's type."""
+    """'torch', 'cupy', 'jax' or the top-level module of x's type.
+
+    A subclass of torch.Tensor or cupy.ndarray, wherever it is defined, is
+    read as its base: the check is isinstance against the framework's class
+    when the framework is imported (a subclass's module imported it), so
+    neither is imported here for it.
+    """
+    for root, cls in (("torch", "Tensor"), ("cupy", "ndarray")):
+        base = getattr(sys.modules.get(root), cls, None)
+        if isinstance(base, type) and isinstance(x, base):
+            return root
     module = type(x).__module__ or ""
     root = module.split(".", 1)[0]
     if root == "jaxlib":

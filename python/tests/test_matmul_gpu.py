@@ -151,6 +151,21 @@ def test_empty_results(torch_cuda):
     assert tcgemm.matmul(ints(torch, 0, 3, 8), ints(torch, 8, 4)).shape == (0, 3, 4)
 
 
+def test_a_tensor_subclass_is_read_as_a_torch_tensor(torch_cuda):
+    # A subclass defined outside torch (nn.Parameter's kind) is read
+    # directly, with torch's stream and allocator, and the result is torch's.
+    torch = torch_cuda
+
+    class Mine(torch.Tensor):
+        pass
+
+    a, b = ints(torch, 65, 40).as_subclass(Mine), ints(torch, 40, 24).as_subclass(Mine)
+    c = tcgemm.matmul(a, b)
+    assert isinstance(c, torch.Tensor)
+    assert_exact(torch, c, reference(torch, a.as_subclass(torch.Tensor),
+                                     b.as_subclass(torch.Tensor), torch.bfloat16))
+
+
 def test_larger_square_matches_torch(torch_cuda):
     torch = torch_cuda
     a, b = ints(torch, 2048, 2048), ints(torch, 2048, 2048)

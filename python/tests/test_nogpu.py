@@ -669,3 +669,25 @@ def test_flops_refuses_shapes_matmul_would(a_shape, b_shape, argument):
     with pytest.raises(tcgemm.InvalidValueError) as err:
         tcgemm.flops(a_shape, b_shape)
     assert err.value.argument == argument, str(err.value)
+
+
+def test_a_tensor_subclass_is_read_as_its_framework(monkeypatch):
+    # A subclass defined outside torch (or cupy) is still a torch tensor: it
+    # is read directly, not sent through DLPack as an unknown framework's
+    # array. A stand-in module plays torch, so no torch is needed here.
+    from tcgemm import _operands
+
+    fake_torch = type(sys)("torch")
+
+    class Tensor:
+        pass
+
+    fake_torch.Tensor = Tensor
+    monkeypatch.setitem(sys.modules, "torch", fake_torch)
+
+    class Mine(Tensor):  # defined in this test module, as a user's would be
+        pass
+
+    assert Mine.__module__.split(".")[0] != "torch"
+    assert _operands.framework_of(Mine()) == "torch"
+    assert _operands.framework_of(FakeCudaArray((4, 4))) == FakeCudaArray.__module__.split(".")[0]
