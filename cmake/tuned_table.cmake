@@ -217,6 +217,13 @@ function(tcgemm_tuned_table)
       string(JSON config GET "${tuned}" config)
       _tcgemm_tuned_name(config "${file}" "${where}.tuned.config" "${config}" "^[A-Za-z0-9_x-]+$")
       _tcgemm_tuned_count(k_splits "${file}" "${where}.tuned" "${tuned}" k_splits 65535)
+      # The winner is what the library will run: only a verified one.
+      _tcgemm_tuned_type("${file}" "${where}.tuned" "${tuned}" STRING status)
+      string(JSON status GET "${tuned}" status)
+      if(NOT status STREQUAL "ok")
+        message(FATAL_ERROR "${file}: tuned table member '${where}.tuned.status' is '${status}': "
+                            "a winner must have verified (\"ok\")")
+      endif()
       # split_tail, flipped: absent from files written before they existed.
       _tcgemm_tuned_flag(split_tail "${file}" "${where}.tuned" "${tuned}" split_tail)
       _tcgemm_tuned_flag(flipped "${file}" "${where}.tuned" "${tuned}" flipped)

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <initializer_list>
 #include <limits>
 #include <string>
 
@@ -62,13 +63,45 @@ std::optional<std::string> validate(const TileConfig& c) {
              std::to_string(f.value);
     }
   }
-  // Keep every product below in range of a 32-bit int with room to spare.
+  // Every quantity plan() derives, bounded before it is derived: under
+  // these bounds plan()'s 64-bit sums and its 32-bit per-thread register
+  // counts cannot wrap. They are far past any GPU, so a config they refuse
+  // could never fit anyway.
   constexpr int kSane = 1 << 16;
   for (const auto& f : fields) {
     if (f.value > kSane) return std::string(f.name) + " is implausibly large";
   }
-  if (c.bm() > kSane || c.bn() > kSane || c.warps() > kSane) {
+  // Whether a product of nonnegative factors is at most `cap`, without
+  // forming a product past it.
+  const auto at_most = [](i64 cap, std::initializer_list<i64> factors) {
+    i64 product = 1;
+    for (i64 f : factors) {
+      if (f != 0 && product > cap / f) return false;
+      product *= f;
+    }
+    return true;
+  };
+  constexpr i64 kTile = i64{1} << 20;      // BM, BN, warps per block
+  constexpr i64 kFragment = i64{1} << 28;  // bytes of one warp's fragments of each kind
+  constexpr i64 kSmem = i64{1} << 40;      // bytes of each shared-memory part
+  if (!at_most(kTile, {c.mma_m, c.warp_mmas_m, c.warps_m}) ||
+      !at_most(kTile, {c.mma_n, c.warp_mmas_n, c.warps_n}) ||
+      !at_most(kTile - c.extra_warps, {c.warps_m, c.warps_n})) {
     return "the block tile is implausibly large";
+  }
+  const i64 bm = i64{c.mma_m} * c.warp_mmas_m * c.warps_m;
+  const i64 bn = i64{c.mma_n} * c.warp_mmas_n * c.warps_n;
+  const int live_b = c.b_frags < 0 ? c.warp_mmas_n : c.b_frags;
+  if (!at_most(kFragment, {c.warp_mmas_m, c.warp_mmas_n, c.mma_m, c.mma_n, c.acc_bytes}) ||
+      !at_most(kFragment, {c.a_frags, c.mma_m, c.mma_k, c.ab_bytes, c.fragment_copies}) ||
+      !at_most(kFragment, {live_b, c.mma_k, c.mma_n, c.ab_bytes, c.fragment_copies})) {
+    return "the register fragments are implausibly large (over 2^28 bytes per warp)";
+  }
+  if (!at_most(kSmem, {bm + c.pad_a, c.stages, c.bk, c.ab_bytes}) ||
+      !at_most(kSmem, {bn, c.stages, i64{c.bk} + c.pad_b, c.ab_bytes}) ||
+      !at_most(kSmem, {c.c_stage_tiles, i64{c.mma_m} + c.pad_c, c.mma_n, c.c_bytes, c.warps_m,
+                       c.warps_n})) {
+    return "the shared memory is implausibly large (a part over 2^40 bytes)";
   }
   if (c.smem_align > 0 && (c.smem_align & (c.smem_align - 1)) != 0) {
     return "smem_align must be a power of two";
@@ -77,8 +110,8 @@ std::optional<std::string> validate(const TileConfig& c) {
 }
 
 void arrange_warps(TileConfig& config, int warps) {
-  const int wm_extent = config.mma_m * config.warp_mmas_m;
-  const int wn_extent = config.mma_n * config.warp_mmas_n;
+  const i64 wm_extent = i64{config.mma_m} * config.warp_mmas_m;
+  const i64 wn_extent = i64{config.mma_n} * config.warp_mmas_n;
   int best_m = 1;
   i64 best_sum = std::numeric_limits<i64>::max();
   i64 best_diff = 0;

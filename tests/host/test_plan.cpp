@@ -276,6 +276,36 @@ TEST(Planner, ValidateRefusesNonsense) {
   c = TileConfig{};
   c.warps_m = 1 << 20;
   EXPECT_TRUE(validate(c).has_value());
+  // Fields each in range whose products would wrap plan()'s arithmetic: a
+  // 2^32-byte fragment per thread read as 0 registers, a 2^63-byte stage
+  // ring as negative (and both "fit").
+  c = TileConfig{};
+  c.mma_m = 4096;
+  c.mma_n = 1;
+  c.mma_k = 2048;
+  c.warp_mmas_m = c.warp_mmas_n = c.warps_m = c.warps_n = 1;
+  c.ab_bytes = 1;
+  c.a_frags = 65536;
+  ASSERT_TRUE(validate(c).has_value());
+  EXPECT_NE(validate(c)->find("register fragments"), std::string::npos) << *validate(c);
+  c = TileConfig{};
+  c.mma_m = 2048;
+  c.mma_n = c.mma_k = 1;
+  c.warp_mmas_m = c.warp_mmas_n = 1;
+  c.warps_m = 32;
+  c.warps_n = 1;
+  c.stages = c.bk = c.pad_a = 65536;
+  c.ab_bytes = 16384;
+  c.a_frags = c.b_frags = c.c_stage_tiles = 0;
+  ASSERT_TRUE(validate(c).has_value());
+  EXPECT_NE(validate(c)->find("shared memory"), std::string::npos) << *validate(c);
+  // Every field at its largest accepted value with small products elsewhere
+  // still plans: the bounds refuse only what could never fit.
+  c = TileConfig{};
+  c.stages = 64;
+  c.bk = 1024;
+  EXPECT_FALSE(validate(c).has_value());
+  EXPECT_FALSE(plan(s4000(), c).fits);
 }
 
 TEST(Planner, ThreadsPerSmExactlyAtLimitFits) {

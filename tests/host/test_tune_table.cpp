@@ -199,7 +199,18 @@ TEST(TuneTableFile, RejectsIntegersThatAreNotCountsAndMembersOfTheWrongKind) {
       {"the same problem twice", [](json& j) { j["shapes"].push_back(j["shapes"][0]); },
        "the same problem"},
       {"a negative time", [](json& j) { j["shapes"][0]["heuristic"]["ms"] = -1.0; },
-       "\"ms\" is -1.0, not a positive"},
+       "\"ms\" is -1.0, not a finite time"},
+      {"a time under a nanosecond", [](json& j) { j["shapes"][0]["tuned"]["ms"] = 1e-320; },
+       "at least 1e-6 milliseconds"},
+      {"a failed heuristic with a time",
+       [](json& j) { j["shapes"][0]["heuristic"]["status"] = "FAIL(rel_err)"; },
+       "only a verified (\"ok\") choice has a time"},
+      {"a failed winner",
+       [](json& j) {
+         j["shapes"][0]["tuned"]["status"] = "FAIL(exact)";
+         j["shapes"][0]["tuned"]["ms"] = nullptr;
+       },
+       "a winner must have verified"},
       {"a zero time", [](json& j) { j["shapes"][0]["tuned"]["ms"] = 0.0; }, "\"ms\" is 0.0"},
       {"an infinite time", [](json& j) { j["shapes"][0]["candidates"][0]["ms"] = 1e308 * 10; },
        "\"ms\" is infinite"},

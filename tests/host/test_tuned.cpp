@@ -303,6 +303,11 @@ TEST(TunedGeneratedTable, EmbeddedTableIsSortedAndUnique) {
   // Whatever data/tuned/ holds (maybe nothing).
   const std::span<const Entry> table = tuned::embedded_table();
   EXPECT_TRUE(std::is_sorted(table.begin(), table.end(), tuned::key_less));
+  // No key twice (the generated source static_asserts it; this says which).
+  for (std::size_t i = 1; i < table.size(); ++i) {
+    EXPECT_FALSE(tuned::key(table[i - 1]) == tuned::key(table[i]))
+        << "entries " << i - 1 << " and " << i << " share a key";
+  }
 }
 
 // Every entry of the committed tables is one the dispatcher uses: its config

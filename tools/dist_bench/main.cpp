@@ -288,7 +288,7 @@ int main(int argc, char** argv) {
   app.add_option("--gemm-sms", gemm_sms,
                  "DistOptions::gemm_sms values to time the overlapped call with (0: every SM)")
       ->delimiter(',')
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(0, 1 << 20));
   app.add_option("--csv", csv, "write one row per (projection, tp, gemm-sms) to FILE");
   try {
     app.parse(argc, argv);

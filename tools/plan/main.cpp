@@ -5,7 +5,8 @@
 // physically correct register counts. Runs on the CPU; needs no GPU.
 //
 // Exit status: 0 every requested configuration fits (or the article tables
-// were printed); 1 a configuration does not fit; 2 a usage error.
+// were printed); 1 a configuration does not fit; 2 a usage error; 3 the
+// output could not be written.
 #include <CLI/CLI.hpp>
 #include <cstdint>
 #include <iostream>
@@ -27,6 +28,7 @@ using tcgemm::plan_cli::Table;
 constexpr int kExitOk = 0;
 constexpr int kExitDoesNotFit = 1;
 constexpr int kExitUsage = 2;
+constexpr int kExitOutput = 3;
 
 constexpr const char* kFooter = R"(
 The default configuration is the article's final S4000 kernel: 32x32x16 MMAs,
@@ -36,7 +38,8 @@ Registers are the fragments' (fp32 accumulators one per register, fp16/bf16
 two per register, a warp's fragment spread over its lanes, rounded to the
 allocation unit): a lower bound; add --overhead-regs for addresses etc.
 Exit status: 0 every configuration fits (or --article-tables / --devices);
-1 a configuration does not fit; 2 a usage error.
+1 a configuration does not fit; 2 a usage error; 3 the output could not be
+written.
 Details: docs/planner.md in the tcgemm repository.)";
 
 std::string str(std::int64_t v) { return std::to_string(v); }
@@ -255,8 +258,9 @@ int plan_configs(const DeviceSpec& spec, Options& opt) {
   if (warps->size() == 2) {
     c.warps_m = (*warps)[0];
     c.warps_n = (*warps)[1];
-  } else if ((*warps)[0] < 1) {
-    std::cerr << "tcgemm-plan: --warps must be at least 1\n";
+  } else if ((*warps)[0] < 1 || (*warps)[0] > (1 << 16)) {
+    std::cerr << "tcgemm-plan: --warps must be a count from 1 to 65536; got " << (*warps)[0]
+              << '\n';
     return kExitUsage;
   } else {
     arrange_warps(c, (*warps)[0]);
@@ -344,7 +348,7 @@ int plan_configs(const DeviceSpec& spec, Options& opt) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int plan_main(int argc, char** argv) {
   CLI::App app{
       "tcgemm-plan: registers, shared memory, threads and resident blocks of a GEMM "
       "tile configuration, and whether it fits (runs on the CPU)",
@@ -415,6 +419,24 @@ int main(int argc, char** argv) {
   }
   c.c_union = !no_c_union;
 
+  // --devices and --article-tables print fixed tables: a configuration
+  // option beside them would be silently ignored, so it is refused.
+  if (devices || article) {
+    const std::string mode = devices ? "--devices" : "--article-tables";
+    if (devices && article) {
+      std::cerr << "tcgemm-plan: --devices and --article-tables print different tables: pick one\n";
+      return kExitUsage;
+    }
+    for (const CLI::Option* option : app.get_options()) {
+      const std::string name = option->get_name();
+      if (option->count() == 0 || name == "--csv" || name == "--devices" ||
+          name == "--article-tables" || (article && name == "--device")) {
+        continue;
+      }
+      std::cerr << "tcgemm-plan: " << mode << " takes no configuration; drop " << name << '\n';
+      return kExitUsage;
+    }
+  }
   if (devices) {
     print_devices(opt.csv);
     return kExitOk;
@@ -430,4 +452,16 @@ int main(int argc, char** argv) {
   const DeviceSpec* spec = find_device(opt.device);
   if (spec == nullptr) return kExitUsage;  // IsMember already refused it
   return plan_configs(*spec, opt);
+}
+
+int main(int argc, char** argv) {
+  const int status = plan_main(argc, argv);
+  // A table that could not be written (a full disk, a closed pipe) is a
+  // failure, not a run that printed nothing.
+  std::cout.flush();
+  if (!std::cout) {
+    std::cerr << "tcgemm-plan: writing standard output failed\n";
+    return kExitOutput;
+  }
+  return status;
 }

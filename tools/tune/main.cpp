@@ -24,6 +24,7 @@
 #include "git_describe.h"  // generated at build time: TCGEMM_GIT_DESCRIBE
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cuda_runtime_api.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
@@ -199,7 +200,7 @@ int tune_main(int argc, char** argv) {
             return bench::parse_shape(text) ? std::string() : "not a shape MxNxK of integers from 1 to 2147483647";
           },
           "MxNxK"));
-  app.add_option("--layouts", layout_names, "storage of A, B and C (tcgemm-bench's names)")
+  auto* layouts_opt = app.add_option("--layouts", layout_names, "storage of A, B and C (tcgemm-bench's names)")
       ->delimiter(',')
       ->check(CLI::Validator(
           [](std::string& name) {
@@ -208,11 +209,11 @@ int tune_main(int argc, char** argv) {
           },
           "LAYOUT"))
       ->capture_default_str();
-  app.add_option("--dtype", dtype_names, "input dtype of A and B, comma-separated for several")
+  auto* dtype_opt = app.add_option("--dtype", dtype_names, "input dtype of A and B, comma-separated for several")
       ->delimiter(',')
       ->check(CLI::IsMember({"bf16", "fp16"}))
       ->capture_default_str();
-  app.add_option("--out-dtype", out_dtype, "dtype of C (default: the input dtype)")
+  auto* out_dtype_opt = app.add_option("--out-dtype", out_dtype, "dtype of C (default: the input dtype)")
       ->check(CLI::IsMember({"bf16", "fp16", "fp32"}));
   app.add_option("--out", out_path,
                  "the tuned-table file to write or resume (default: "
@@ -295,6 +296,19 @@ int tune_main(int argc, char** argv) {
   for (const std::string& text : shape_texts) shapes.push_back(*bench::parse_shape(text));
   if (shapes.empty() && !report_only) {
     std::fprintf(stderr, "tcgemm-tune: nothing to tune: give --shapes SET or --shape MxNxK\n");
+    return kExitUsage;
+  }
+  // Flags that would be silently ignored are refused instead.
+  if (shapes.empty() &&
+      (dtype_opt->count() > 0 || layouts_opt->count() > 0 || out_dtype_opt->count() > 0)) {
+    std::fprintf(stderr,
+                 "tcgemm-tune: --dtype, --layouts and --out-dtype select among the problems of "
+                 "--shapes/--shape; --report alone reports every problem in the file\n");
+    return kExitUsage;
+  }
+  if (dtype_opt->count() > 0 &&
+      std::any_of(shapes.begin(), shapes.end(), [](const bench::Shape& s) { return s.dtype; })) {
+    std::fprintf(stderr, "tcgemm-tune: --shapes batched gives each problem its dtype: no --dtype\n");
     return kExitUsage;
   }
   std::vector<DType> dtypes;

@@ -155,22 +155,29 @@ json measured_json(const Measured& m) {
 }
 
 Measured measured_of(const json& j, const std::string& where) {
-  // A time is a positive, finite number of milliseconds: anything else
-  // would turn the report's slowdowns into nonsense.
+  // A time is a finite number of milliseconds no shorter than a nanosecond
+  // (no launch is): anything else would turn the report's slowdowns into
+  // nonsense. Only a verified choice has one.
+  constexpr double kShortestMs = 1e-6;
   const std::optional<double> ms = optional_member<double>(j, "ms", where);
-  if (ms && !(std::isfinite(*ms) && *ms > 0.0)) {
+  if (ms && !(std::isfinite(*ms) && *ms >= kShortestMs)) {
     const std::string value = std::isfinite(*ms)  ? json(*ms).dump()
                               : std::isnan(*ms) ? std::string("NaN")
                                                 : std::string("infinite");
     throw TableError(where + ": \"ms\" is " + value +
-                     ", not a positive, finite time in milliseconds");
+                     ", not a finite time of at least 1e-6 milliseconds");
+  }
+  const std::string status = member<std::string>(j, "status", where);
+  if (ms && status != "ok") {
+    throw TableError(where + ": \"status\" is \"" + status +
+                     "\" but \"ms\" is set: only a verified (\"ok\") choice has a time");
   }
   // split_tail, flipped: absent in files from before they existed (every
   // tile split; the native orientation).
   return {name_member(j, "config", where, /*any_printable=*/false),
           count_member<int>(j, "k_splits", where, kMaxKSplits),
           ms,
-          member<std::string>(j, "status", where),
+          status,
           flag_member(j, "split_tail", where),
           flag_member(j, "flipped", where)};
 }
@@ -227,6 +234,11 @@ TunedShape shape_of(const json& j, const std::string& where) {
   // "tuned" is null when no candidate verified, never absent.
   if (!member<json>(j, "tuned", where).is_null()) {
     s.tuned = measured_of(j.at("tuned"), where + ".tuned");
+    // The winner is what the dispatcher will run: it verified and was timed.
+    if (s.tuned->status != "ok" || !s.tuned->ms) {
+      throw TableError(where + ".tuned: a winner must have verified and been timed (\"status\" "
+                       "\"ok\" and \"ms\" set), got status \"" + s.tuned->status + "\"");
+    }
   }
   s.heuristic = measured_of(member<json>(j, "heuristic", where), where + ".heuristic");
   const json candidates = member<json>(j, "candidates", where);
