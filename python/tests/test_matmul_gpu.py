@@ -137,8 +137,12 @@ def test_k_zero_gives_zeros_and_scales_out(torch_cuda):
     torch = torch_cuda
     a = torch.empty(5, 0, device="cuda", dtype=torch.bfloat16)
     b = torch.empty(0, 7, device="cuda", dtype=torch.bfloat16)
-    assert torch.equal(tcgemm.matmul(a, b), torch.zeros(5, 7, device="cuda",
-                                                        dtype=torch.bfloat16))
+    zeros = torch.zeros(5, 7, device="cuda", dtype=torch.bfloat16)
+    assert torch.equal(tcgemm.matmul(a, b), zeros)
+    # Into NaN: zeros are written, not found (fresh memory may hold them).
+    out = torch.full((5, 7), float("nan"), device="cuda", dtype=torch.bfloat16)
+    tcgemm.matmul(a, b, out=out)
+    assert torch.equal(out, zeros)
     out = torch.full((5, 7), 3.0, device="cuda")
     tcgemm.matmul(a, b, out=out, beta=2.0)
     assert bool((out == 6).all())
@@ -166,6 +170,34 @@ def test_a_tensor_subclass_is_read_as_a_torch_tensor(torch_cuda):
                                      b.as_subclass(torch.Tensor), torch.bfloat16))
 
 
+class DLPackOnly:
+    """A CUDA array of no framework tcgemm knows: only the DLPack protocol,
+    backed by a torch tensor (so the generic path runs without CuPy or JAX)."""
+
+    def __init__(self, tensor):
+        self.tensor = tensor
+
+    def __dlpack__(self, stream=None, **kwargs):
+        return self.tensor.__dlpack__(stream=stream, **kwargs)
+
+    def __dlpack_device__(self):
+        return self.tensor.__dlpack_device__()
+
+
+def test_a_dlpack_producer_of_no_known_framework(torch_cuda):
+    # Read through __dlpack__ (strides included: b is a column-major view),
+    # the result tcgemm's own memory handed back through DLPack, and out=
+    # written in place.
+    torch = torch_cuda
+    a, b = ints(torch, 72, 40), ints(torch, 24, 40).mT
+    want = reference(torch, a, b, torch.bfloat16)
+    c = tcgemm.matmul(DLPackOnly(a), DLPackOnly(b))
+    assert_exact(torch, torch.from_dlpack(c), want)
+    out = torch.full((72, 24), float("nan"), device="cuda", dtype=torch.bfloat16)
+    assert tcgemm.matmul(DLPackOnly(a), DLPackOnly(b), out=DLPackOnly(out)).tensor is out
+    assert_exact(torch, out, want)
+
+
 def test_larger_square_matches_torch(torch_cuda):
     torch = torch_cuda
     a, b = ints(torch, 2048, 2048), ints(torch, 2048, 2048)
@@ -183,7 +215,11 @@ def test_repeated_calls_take_new_pointers(torch_cuda):
     big = ints(torch, 192 * 96 + 1)
     for offset in (0, 1, 0):  # 16-byte aligned, 2-byte aligned (repacked), aligned again
         a = big[offset:offset + 192 * 96].view(192, 96)
-        assert_exact(torch, tcgemm.matmul(a, b), reference(torch, a, b, torch.bfloat16))
+        # Into NaN each time: the third call's result is the first's, whose
+        # freed memory the allocator may hand back.
+        out = torch.full((192, 160), float("nan"), device="cuda", dtype=torch.bfloat16)
+        tcgemm.matmul(a, b, out=out)
+        assert_exact(torch, out, reference(torch, a, b, torch.bfloat16))
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):

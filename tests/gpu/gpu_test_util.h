@@ -12,9 +12,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -139,15 +141,63 @@ inline std::size_t bytes_for(std::int64_t elements, DType dtype) {
   return static_cast<std::size_t>(e) * tcgemm::size_of(dtype);
 }
 
+// C's buffer inside guard bands: kCGuardBytes before and after it, filled
+// with kCGuardByte, which no kernel may change (GuardsUntouched). C's base
+// keeps cudaMalloc's 256-byte alignment.
+inline constexpr std::size_t kCGuardBytes = 16384;
+inline constexpr unsigned char kCGuardByte = 0xA5;
+
+struct GuardedC {
+  DeviceBuffer frame;  // guard, C, guard
+  std::size_t c_bytes = 0;
+
+  void* get() const { return static_cast<unsigned char*>(frame.get()) + kCGuardBytes; }
+};
+
+inline GuardedC make_guarded_c(std::size_t c_bytes) {
+  GuardedC c{DeviceBuffer(c_bytes + 2 * kCGuardBytes), c_bytes};
+  TCGEMM_CHECK_CUDA(cudaMemset(c.frame.get(), kCGuardByte, c.frame.bytes()));
+  return c;
+}
+
+// Every byte of both guard bands still holds kCGuardByte: nothing was
+// written before C's first element or past its last.
+inline ::testing::AssertionResult GuardsUntouched(const GuardedC& c) {
+  const auto* frame = static_cast<const unsigned char*>(c.frame.get());
+  std::vector<unsigned char> band[2] = {std::vector<unsigned char>(kCGuardBytes),
+                                        std::vector<unsigned char>(kCGuardBytes)};
+  TCGEMM_CHECK_CUDA(cudaMemcpy(band[0].data(), frame, kCGuardBytes, cudaMemcpyDeviceToHost));
+  TCGEMM_CHECK_CUDA(cudaMemcpy(band[1].data(), frame + kCGuardBytes + c.c_bytes, kCGuardBytes,
+                               cudaMemcpyDeviceToHost));
+  std::int64_t written[2] = {0, 0};
+  std::int64_t first = 0;  // the first written byte's offset from C's base
+  for (int side = 0; side < 2; ++side) {
+    for (std::size_t i = 0; i < kCGuardBytes; ++i) {
+      if (band[side][i] == kCGuardByte) continue;
+      if (written[0] + written[1] == 0) {
+        first = side == 0 ? static_cast<std::int64_t>(i) - std::int64_t{kCGuardBytes}
+                          : static_cast<std::int64_t>(c.c_bytes + i);
+      }
+      ++written[side];
+    }
+  }
+  if (written[0] + written[1] == 0) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure()
+         << written[0] << " byte(s) before C and " << written[1] << " after its " << c.c_bytes
+         << " were written (guard bands of " << kCGuardBytes
+         << " bytes), the first at byte offset " << first << " from C's base";
+}
+
 // A problem living on the device: A and B hold normal(0, 1) values; C holds
 // normal(0, 1) values when beta != 0 and the NaN poison otherwise, so an
-// element the kernel fails to write is caught.
+// element the kernel fails to write is caught; guard bands around C catch
+// writes outside it (GuardsUntouched(p.c)).
 struct DeviceProblem {
   ProblemSpec spec;
   GemmArgs args;
   DeviceBuffer a;
   DeviceBuffer b;
-  DeviceBuffer c;
+  GuardedC c;
   std::int64_t a_elements = 0;
   std::int64_t b_elements = 0;
   std::int64_t c_elements = 0;
@@ -189,7 +239,7 @@ inline DeviceProblem make_problem(const ProblemSpec& s) {
   p.c_elements = tcgemm::testing::span_elements(s.m, s.n, s.lc, shape.c.ld);
   p.a = DeviceBuffer(bytes_for(p.a_elements, s.in));
   p.b = DeviceBuffer(bytes_for(p.b_elements, s.in));
-  p.c = DeviceBuffer(bytes_for(p.c_elements, s.out));
+  p.c = make_guarded_c(bytes_for(p.c_elements, s.out));
   if (p.a_elements > 0) tcgemm::testing::fill_normal(p.a.get(), s.in, p.a_elements, s.seed);
   if (p.b_elements > 0) tcgemm::testing::fill_normal(p.b.get(), s.in, p.b_elements, s.seed + 1);
   p.args = args_of(s, p.a.get(), p.b.get(), p.c.get());
@@ -297,6 +347,58 @@ inline ::testing::AssertionResult MatchesReference(const GemmArgs& args, const f
   r << "rel_fro=" << e.rel_fro << " (tolerance " << tol << ") max_abs=" << e.max_abs << " at ("
     << e.max_row << ", " << e.max_col << ") nonfinite=" << e.nonfinite;
   return r;
+}
+
+// On small integers, where every fp32 sum is exact, `run` (tcgemm on the
+// args it is given) must give every element of C equal to the reference
+// rounded to C's dtype, and leave the guard bands around C alone. The
+// relative error lets a small wrong region through (a missed edge row of a
+// 2048 x 2048 C stays under bf16's 1e-2); this does not. Refills p's A and B
+// with integers, and C with integers (beta != 0) or the NaN poison; a
+// fractional alpha or beta becomes an integer of the same kind (alpha -1,
+// beta 2: still not 1, not 0), so the same epilogue runs.
+inline GemmArgs with_integer_scalars(GemmArgs args) {
+  if (std::nearbyint(args.alpha) != args.alpha) args.alpha = -1.0f;
+  if (std::nearbyint(args.beta) != args.beta) args.beta = 2.0f;
+  return args;
+}
+
+// Whether ExactOnSmallIntegers can check p (K shallow enough for exact sums).
+inline bool exact_check_applies(const GemmArgs& args) {
+  return tcgemm::testing::exact_on_small_integers(with_integer_scalars(args));
+}
+
+inline ::testing::AssertionResult ExactOnSmallIntegers(
+    DeviceProblem& p, const std::function<Status(const GemmArgs&)>& run =
+                          [](const GemmArgs& args) { return tcgemm::gemm(args); }) {
+  const GemmArgs exact = with_integer_scalars(p.args);
+  if (!tcgemm::testing::exact_on_small_integers(exact)) {
+    return ::testing::AssertionFailure() << "K = " << exact.k << " is too deep for exact sums";
+  }
+  tcgemm::testing::fill_small_integers(p.a.get(), p.spec.in, p.a_elements, p.spec.seed + 10);
+  tcgemm::testing::fill_small_integers(p.b.get(), p.spec.in, p.b_elements, p.spec.seed + 11);
+  if (exact.beta != 0.0f) {
+    tcgemm::testing::fill_small_integers(p.c.get(), p.spec.out, p.c_elements, p.spec.seed + 12);
+  } else {
+    tcgemm::testing::fill_poison(p.c.get(), p.spec.out, p.c_elements);
+  }
+  const DeviceBuffer ref = reference_of(exact);
+  const Status status = run(exact);
+  if (!status.ok()) {
+    return ::testing::AssertionFailure()
+           << tcgemm::to_string(status.code) << ": " << status.message;
+  }
+  TCGEMM_CHECK_CUDA(cudaDeviceSynchronize());
+  const tcgemm::testing::ErrorStats e =
+      tcgemm::testing::compare(exact, static_cast<const float*>(ref.get()));
+  if (e.mismatches + e.nonfinite != 0) {
+    return ::testing::AssertionFailure()
+           << "on small integers (alpha " << exact.alpha << ", beta " << exact.beta << ") "
+           << e.mismatches << " element(s) of C differ from the exact result and " << e.nonfinite
+           << " are not finite (worst |diff| " << e.max_abs << " at row " << e.max_row
+           << ", column " << e.max_col << ")";
+  }
+  return GuardsUntouched(p.c);
 }
 
 // Every element of C's buffer outside the M x N matrix (the rows or columns

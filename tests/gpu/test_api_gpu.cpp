@@ -50,6 +50,8 @@ TEST_F(GemmApi, DispatcherRunsATnProblemCorrectly) {
   ASSERT_TRUE(IsOk(tcgemm::gemm(p.args)));
   TCGEMM_CHECK_CUDA(cudaDeviceSynchronize());
   EXPECT_TRUE(MatchesReference(p.args, static_cast<const float*>(ref.get())));
+  EXPECT_TRUE(GuardsUntouched(p.c));
+  EXPECT_TRUE(ExactOnSmallIntegers(p));
 }
 
 // GemmArgs::sm_count: a persistent grid of at most that many SMs' CTAs
@@ -69,6 +71,8 @@ TEST_F(GemmApi, AnSmBudgetStillComputesEveryTile) {
       TCGEMM_CHECK_CUDA(cudaDeviceSynchronize());
       EXPECT_TRUE(MatchesReference(p.args, static_cast<const float*>(ref.get())))
           << describe(spec) << " sm_count " << sms;
+      // A missed tile or split piece can hide under the relative error.
+      EXPECT_TRUE(ExactOnSmallIntegers(p)) << describe(spec) << " sm_count " << sms;
     }
   }
 }
@@ -115,6 +119,40 @@ TEST_F(GemmApi, RunsOnTheCallersStream) {
   TCGEMM_CHECK_CUDA(cudaGraphExecDestroy(exec));
   TCGEMM_CHECK_CUDA(cudaGraphDestroy(graph));
   TCGEMM_CHECK_CUDA(cudaStreamDestroy(stream));
+}
+
+// The exact check rests on compare()'s counters: a C one ulp off in one
+// element, or NaN in one, must be counted (a correct C, from an exact run,
+// must not be). K = 16: every sum fits bf16 exactly, so the poked element
+// is the only one off the reference at all.
+TEST_F(GemmApi, CompareCountsAOneUlpErrorAndANaN) {
+  DeviceProblem p = make_problem(tn(96, 80, 16, DType::kBF16, DType::kBF16, 0x9a100090));
+  ASSERT_TRUE(ExactOnSmallIntegers(p));
+  const GemmArgs exact = with_integer_scalars(p.args);
+  // ExactOnSmallIntegers left its inputs in place: the same reference again.
+  const DeviceBuffer ref = reference_of(exact);
+  const auto counts = [&] {
+    return tcgemm::testing::compare(exact, static_cast<const float*>(ref.get()));
+  };
+  ASSERT_EQ(counts().mismatches, 0);
+  auto* c = static_cast<std::uint16_t*>(p.c.get());
+  const auto poke = [&](std::int64_t index, std::uint16_t bits) {
+    TCGEMM_CHECK_CUDA(cudaMemcpy(c + index, &bits, 2, cudaMemcpyHostToDevice));
+  };
+  std::uint16_t bits = 0;
+  TCGEMM_CHECK_CUDA(cudaMemcpy(&bits, c + 1234, 2, cudaMemcpyDeviceToHost));
+  poke(1234, static_cast<std::uint16_t>(bits ^ 1u));  // one ulp
+  tcgemm::testing::ErrorStats e = counts();
+  EXPECT_EQ(e.mismatches, 1);
+  EXPECT_EQ(e.nonfinite, 0);
+  EXPECT_EQ(e.max_row, 1234 % 96);
+  EXPECT_EQ(e.max_col, 1234 / 96);
+  poke(1234, bits);
+  poke(4321, 0x7fc0);  // bf16 NaN
+  e = counts();
+  EXPECT_EQ(e.mismatches, 0);
+  EXPECT_EQ(e.nonfinite, 1);
+  EXPECT_FALSE(e.passed(tcgemm::testing::tolerance_for(DType::kBF16)));
 }
 
 // ---- K == 0: C = beta * C -------------------------------------------------------
@@ -304,6 +342,7 @@ TEST_F(GemmApi, TheDispatchersKernelRunsWithAndWithoutTheWorkspaceItAsksFor) {
   ASSERT_TRUE(IsOk(tcgemm::gemm(p.args)));
   TCGEMM_CHECK_CUDA(cudaDeviceSynchronize());
   EXPECT_TRUE(MatchesReference(p.args, static_cast<const float*>(ref.get())));
+  EXPECT_TRUE(ExactOnSmallIntegers(p));
 }
 
 // A registry kernel that asks for a workspace, on a problem it accepts and
@@ -350,7 +389,8 @@ constexpr const char* kNoWorkspaceKernel =
 TEST_F(GemmApi, NamedKernelThatNeedsAWorkspaceWithoutOneIsNotSupportedAndLeavesCUntouched) {
   if (!some_kernel_has_a_workspace_function()) GTEST_SKIP() << kNoWorkspaceKernel;
   std::optional<WorkspaceCase> wc = find_workspace_case();
-  if (!wc) GTEST_SKIP() << "no kernel with a workspace function needs one on the test problems";
+  // hopper-15 (stream-K) needs one on these problems: none found is a bug.
+  ASSERT_TRUE(wc) << "no kernel with a workspace function needs one on the test problems";
   GemmArgs& args = wc->problem.args;
   tcgemm::GemmOptions options;
   options.kernel = wc->kernel->name;
@@ -384,7 +424,8 @@ TEST_F(GemmApi, NamedKernelThatNeedsAWorkspaceWithoutOneIsNotSupportedAndLeavesC
 TEST_F(GemmApi, WorkspaceIsReusedWithoutZeroing) {
   if (!some_kernel_has_a_workspace_function()) GTEST_SKIP() << kNoWorkspaceKernel;
   std::optional<WorkspaceCase> wc = find_workspace_case();
-  if (!wc) GTEST_SKIP() << "no kernel with a workspace function needs one on the test problems";
+  // hopper-15 (stream-K) needs one on these problems: none found is a bug.
+  ASSERT_TRUE(wc) << "no kernel with a workspace function needs one on the test problems";
   DeviceProblem& p = wc->problem;
   tcgemm::GemmOptions options;
   options.kernel = wc->kernel->name;
@@ -424,19 +465,40 @@ TEST_F(GemmApi, ConcurrentCallersOnTheirOwnStreamsGetCorrectResults) {
     TCGEMM_CHECK_CUDA(cudaStreamCreateWithFlags(&streams[t], cudaStreamNonBlocking));
     problems.back().args.stream = streams[t];
   }
+  // Each call writes its own C, in guard bands: a call that used another
+  // thread's state (a tensor map, a plan) would show in its own result.
+  constexpr int kReps = 8;
+  std::vector<std::vector<GuardedC>> outputs(kThreads);
+  for (int t = 0; t < kThreads; ++t) {
+    for (int rep = 0; rep < kReps; ++rep) {
+      outputs[t].push_back(make_guarded_c(problems[t].c_bytes()));
+      tcgemm::testing::fill_poison(outputs[t].back().get(), problems[t].spec.out,
+                                   problems[t].c_elements);
+    }
+  }
+  TCGEMM_CHECK_CUDA(cudaDeviceSynchronize());
   std::vector<Status> results(kThreads);
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
-      for (int rep = 0; rep < 8 && results[t].ok(); ++rep) results[t] = tcgemm::gemm(problems[t].args);
+      for (int rep = 0; rep < kReps && results[t].ok(); ++rep) {
+        GemmArgs args = problems[t].args;
+        args.c.ptr = outputs[t][rep].get();
+        results[t] = tcgemm::gemm(args);
+      }
     });
   }
   for (std::thread& th : threads) th.join();
   for (int t = 0; t < kThreads; ++t) {
     EXPECT_TRUE(IsOk(results[t])) << "thread " << t;
     TCGEMM_CHECK_CUDA(cudaStreamSynchronize(streams[t]));
-    EXPECT_TRUE(MatchesReference(problems[t].args, static_cast<const float*>(refs[t].get())))
-        << "thread " << t;
+    for (int rep = 0; rep < kReps; ++rep) {
+      GemmArgs args = problems[t].args;
+      args.c.ptr = outputs[t][rep].get();
+      EXPECT_TRUE(MatchesReference(args, static_cast<const float*>(refs[t].get())))
+          << "thread " << t << ", call " << rep;
+      EXPECT_TRUE(GuardsUntouched(outputs[t][rep])) << "thread " << t << ", call " << rep;
+    }
     TCGEMM_CHECK_CUDA(cudaStreamDestroy(streams[t]));
   }
 }
