@@ -3,7 +3,7 @@
 # as `bash bench/results/h200/2026-12-06-s22/command.sh PART`. Build carried
 # (gitignored, nvcc 13.0, sm_90a, Release; packed with
 # `tar cf - DIR | xz -T1 --lzma2=preset=9e,dict=256MiB`):
-#   .carry/b22.tar.xz  main 1fb99ae: tcgemm-bench, tcgemm-tune,
+#   .carry/b22.tar.xz  main da18be7: tcgemm-bench, tcgemm-tune,
 #                      tcgemm-host-overhead, tcgemm_gpu_tests (b22/COMMIT)
 #   .carry/b21.tar.xz  main 4350dfb, the same four (part `heldab` only)
 # Parts, in the order they are meant to run (the H200 bars were last measured
