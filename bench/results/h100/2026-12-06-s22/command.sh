@@ -1,6 +1,8 @@
 #!/bin/bash
 # Session 22 (2026-12-06): the device commands, run from the repository root
-# as `bash bench/results/h200/2026-12-06-s22/command.sh PART`. Build carried
+# as `bash bench/results/h200/2026-12-06-s22/command.sh PART` (written for an
+# H200 and run from bench/results/h200/; every call got an H100, so the
+# folder moved here; README.md says what ran). Build carried
 # (gitignored, nvcc 13.0, sm_90a, Release; packed with
 # `tar cf - DIR | xz -T1 --lzma2=preset=9e,dict=256MiB`):
 #   .carry/b22.tar.xz  main da18be7: tcgemm-bench, tcgemm-tune,
