@@ -9,7 +9,7 @@
 // memory, so that an SM holds one. Thread 0 of each CTA records the global
 // timer, then spins for 300 us. CTAs that start within 100 us of
 // the first are resident together; the rest waited for an SM to free up.
-// docs/production.md has what the H200 did (66 clusters of 2, 30 of 4). The
+// docs/production-log.md has what the H200 did (66 clusters of 2, 30 of 4). The
 // launch and its count are testing/resident_clusters.h's, which the GPU test
 // ProdChoices.TheDeviceModelCountsTheClustersALaunchGets runs too.
 #include <cuda_runtime.h>

@@ -42,7 +42,7 @@
 //                         [--offset 0] [--reps 30] [--rounds 2]
 //
 // Prints each kind's time against ss's. Exit 1 on a wrong element.
-// docs/production.md ("Why the repacked shapes stop near 0.8 of aligned")
+// docs/production-log.md ("Why the repacked shapes stop near 0.8 of aligned")
 // has what the H100 measured.
 #include <cuda.h>
 #include <cuda_bf16.h>

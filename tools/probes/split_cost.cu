@@ -23,7 +23,7 @@
 // L2-resident where it fits. Results are not checked (the
 // GPU suite's ProdChoices tests verify every choice): a diagnostic for
 // profiling, e.g. under `ncu --kernel-name kernel --launch-skip 3
-// --launch-count 1`. docs/production.md has what the H200 measured.
+// --launch-count 1`. docs/production-log.md has what the H200 measured.
 #include <cuda_runtime.h>
 
 #include <CLI/CLI.hpp>

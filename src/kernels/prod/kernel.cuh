@@ -499,7 +499,7 @@ __device__ __forceinline__ void store_accumulators_row_major(const float (&acc)[
 // leftover element are read from shared memory, kBatch columns' loads
 // before their stores. (Taken from the neighbouring lanes by shuffles
 // instead, 4096^3 with ldc 4097 ran 1.2% slower and 4092 x 4096 x 1024
-// 1.7%: docs/production.md, "The staged epilogue's copy".)
+// 1.7%: docs/production-log.md, "The staged epilogue's copy".)
 template <typename S, int kThreads, int kBatch>
 __device__ __forceinline__ void copy_part_out(const std::uint16_t* c_tile,
                                               const hopper::EpilogueParams& p, std::int64_t row0,
