@@ -4,6 +4,9 @@
 // callers.
 #include "gpu_test_util.h"
 
+#include <cublas_v2.h>
+#include <tcgemm/blas.h>
+
 #include <algorithm>
 #include <cmath>
 #include <optional>
@@ -153,6 +156,79 @@ TEST_F(GemmApi, CompareCountsAOneUlpErrorAndANaN) {
   EXPECT_EQ(e.mismatches, 0);
   EXPECT_EQ(e.nonfinite, 1);
   EXPECT_FALSE(e.passed(tcgemm::testing::tolerance_for(DType::kBF16)));
+}
+
+// ---- cuBLAS's own arguments (tcgemm/blas.h) -------------------------------------------
+
+cudaDataType_t cuda_type(DType t) {
+  return t == DType::kBF16 ? CUDA_R_16BF : t == DType::kFP16 ? CUDA_R_16F : CUDA_R_32F;
+}
+
+// The same arguments to tcgemm::blas and to cuBLAS, on small integers (every
+// fp32 sum exact on both sides, beta 2 reading C): C must come back the same
+// bit for bit, for every pair of ops, padded leading dimensions, a strided
+// batch with one B shared by all entries; and C's guard bands untouched.
+TEST_F(GemmApi, BlasArgumentsGiveCublassResultBitForBit) {
+  cublasHandle_t handle = nullptr;
+  ASSERT_EQ(cublasCreate(&handle), CUBLAS_STATUS_SUCCESS);
+  using tcgemm::blas::Op;
+  const int m = 136, n = 72, k = 200, batch = 3;  // cuBLAS takes int
+  std::uint64_t seed = 0x9a100300;
+  for (const auto& [in, out] : {std::pair{DType::kBF16, DType::kBF16},
+                                std::pair{DType::kFP16, DType::kFP32}}) {
+    for (const Op ta : {Op::kN, Op::kT}) {
+      for (const Op tb : {Op::kN, Op::kT}) {
+        SCOPED_TRACE(std::string(tcgemm::to_string(in)) + "->" +
+                     std::string(tcgemm::to_string(out)) + " transa " +
+                     (ta == Op::kN ? "N" : "T") + " transb " + (tb == Op::kN ? "N" : "T"));
+        // BLAS shapes: A is m x k (N) or k x m (T), column-major, rows + 3 apart.
+        const int lda = (ta == Op::kN ? m : k) + 3;
+        const int ldb = (tb == Op::kN ? k : n) + 3;
+        const int ldc = m + 5;
+        const long long stride_a = static_cast<long long>(lda) * (ta == Op::kN ? k : m);
+        const long long stride_c = static_cast<long long>(ldc) * n;
+        const long long b_elements = static_cast<long long>(ldb) * (tb == Op::kN ? n : k);  // one, shared
+        DeviceBuffer a(bytes_for(stride_a * batch, in));
+        DeviceBuffer b(bytes_for(b_elements, in));
+        GuardedC ours = make_guarded_c(bytes_for(stride_c * batch, out));
+        DeviceBuffer theirs(bytes_for(stride_c * batch, out));
+        tcgemm::testing::fill_small_integers(a.get(), in, stride_a * batch, ++seed);
+        tcgemm::testing::fill_small_integers(b.get(), in, b_elements, ++seed);
+        tcgemm::testing::fill_small_integers(ours.get(), out, stride_c * batch, ++seed);
+        TCGEMM_CHECK_CUDA(cudaMemcpy(theirs.get(), ours.get(), ours.c_bytes,
+                                     cudaMemcpyDeviceToDevice));
+        const float alpha = -1.0f, beta = 2.0f;
+        // One problem, then the strided batch (B's stride 0).
+        for (const int count : {1, batch}) {
+          const Status st = count == 1 ? tcgemm::blas::gemm_ex(ta, tb, m, n, k, alpha, a.get(), in,
+                                                               lda, b.get(), in, ldb, beta,
+                                                               ours.get(), out, ldc)
+                                       : tcgemm::blas::gemm_strided_batched_ex(
+                                             ta, tb, m, n, k, alpha, a.get(), in, lda, stride_a,
+                                             b.get(), in, ldb, 0, beta, ours.get(), out, ldc,
+                                             stride_c, count);
+          ASSERT_TRUE(IsOk(st)) << "batch " << count;
+          const auto op = [](Op o) { return o == Op::kN ? CUBLAS_OP_N : CUBLAS_OP_T; };
+          const cublasStatus_t cs =
+              count == 1
+                  ? cublasGemmEx(handle, op(ta), op(tb), m, n, k, &alpha, a.get(), cuda_type(in),
+                                 lda, b.get(), cuda_type(in), ldb, &beta, theirs.get(),
+                                 cuda_type(out), ldc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT)
+                  : cublasGemmStridedBatchedEx(
+                        handle, op(ta), op(tb), m, n, k, &alpha, a.get(), cuda_type(in), lda,
+                        stride_a, b.get(), cuda_type(in), ldb, 0, &beta, theirs.get(),
+                        cuda_type(out), ldc, stride_c, count, CUBLAS_COMPUTE_32F,
+                        CUBLAS_GEMM_DEFAULT);
+          ASSERT_EQ(cs, CUBLAS_STATUS_SUCCESS) << "batch " << count;
+          TCGEMM_CHECK_CUDA(cudaDeviceSynchronize());
+          EXPECT_TRUE(tcgemm::testing::bitwise_equal(ours.get(), theirs.get(), ours.c_bytes))
+              << "batch " << count << ": C differs from cuBLAS's";
+          EXPECT_TRUE(GuardsUntouched(ours)) << "batch " << count;
+        }
+      }
+    }
+  }
+  cublasDestroy(handle);
 }
 
 // ---- K == 0: C = beta * C -------------------------------------------------------

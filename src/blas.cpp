@@ -1,0 +1,85 @@
+// tcgemm::blas: cuBLAS's GEMM arguments mapped onto tcgemm::GemmArgs
+// (include/tcgemm/blas.h).
+#include <tcgemm/blas.h>
+
+#include <string>
+
+namespace tcgemm::blas {
+namespace {
+
+bool known(Op op) { return op == Op::kN || op == Op::kT || op == Op::kC; }
+
+// A column-major matrix used as it is (N), or transposed (T, C): the
+// transpose of a column-major matrix is the same memory read row-major.
+Layout layout_of(Op op) { return op == Op::kN ? Layout::kColMajor : Layout::kRowMajor; }
+
+Status bad_op(const char* name, Op op) {
+  return {StatusCode::kInvalidValue, std::string(name) + " is " +
+                                         std::to_string(static_cast<int>(op)) +
+                                         ", not an Op (N = 0, T = 1, C = 2)"};
+}
+
+}  // namespace
+
+Status gemm_strided_batched_ex_args(Op transa, Op transb, std::int64_t m, std::int64_t n,
+                                    std::int64_t k, float alpha, const void* a, DType a_type,
+                                    std::int64_t lda, std::int64_t stride_a, const void* b,
+                                    DType b_type, std::int64_t ldb, std::int64_t stride_b,
+                                    float beta, void* c, DType c_type, std::int64_t ldc,
+                                    std::int64_t stride_c, std::int64_t batch_count,
+                                    cudaStream_t stream, GemmArgs& args) {
+  if (!known(transa)) return bad_op("transa", transa);
+  if (!known(transb)) return bad_op("transb", transb);
+  args = GemmArgs{};
+  args.m = m;
+  args.n = n;
+  args.k = k;
+  args.a = {a, a_type, layout_of(transa), lda, stride_a};
+  args.b = {b, b_type, layout_of(transb), ldb, stride_b};
+  args.c = {c, c_type, Layout::kColMajor, ldc, stride_c};
+  args.alpha = alpha;
+  args.beta = beta;
+  args.batch_count = batch_count;
+  args.stream = stream;
+  return Status::success();
+}
+
+Status gemm_ex_args(Op transa, Op transb, std::int64_t m, std::int64_t n, std::int64_t k,
+                    float alpha, const void* a, DType a_type, std::int64_t lda, const void* b,
+                    DType b_type, std::int64_t ldb, float beta, void* c, DType c_type,
+                    std::int64_t ldc, cudaStream_t stream, GemmArgs& args) {
+  return gemm_strided_batched_ex_args(transa, transb, m, n, k, alpha, a, a_type, lda, 0, b,
+                                      b_type, ldb, 0, beta, c, c_type, ldc, 0, 1, stream, args);
+}
+
+Status gemm_ex(Op transa, Op transb, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
+               const void* a, DType a_type, std::int64_t lda, const void* b, DType b_type,
+               std::int64_t ldb, float beta, void* c, DType c_type, std::int64_t ldc,
+               cudaStream_t stream, const GemmOptions& options) {
+  GemmArgs args;
+  if (Status s = gemm_ex_args(transa, transb, m, n, k, alpha, a, a_type, lda, b, b_type, ldb,
+                              beta, c, c_type, ldc, stream, args);
+      !s.ok()) {
+    return s;
+  }
+  return gemm(args, options);
+}
+
+Status gemm_strided_batched_ex(Op transa, Op transb, std::int64_t m, std::int64_t n,
+                               std::int64_t k, float alpha, const void* a, DType a_type,
+                               std::int64_t lda, std::int64_t stride_a, const void* b,
+                               DType b_type, std::int64_t ldb, std::int64_t stride_b, float beta,
+                               void* c, DType c_type, std::int64_t ldc, std::int64_t stride_c,
+                               std::int64_t batch_count, cudaStream_t stream,
+                               const GemmOptions& options) {
+  GemmArgs args;
+  if (Status s = gemm_strided_batched_ex_args(transa, transb, m, n, k, alpha, a, a_type, lda,
+                                              stride_a, b, b_type, ldb, stride_b, beta, c,
+                                              c_type, ldc, stride_c, batch_count, stream, args);
+      !s.ok()) {
+    return s;
+  }
+  return gemm(args, options);
+}
+
+}  // namespace tcgemm::blas
