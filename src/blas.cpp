@@ -79,6 +79,9 @@ Status gemm_strided_batched_ex(Op transa, Op transb, std::int64_t m, std::int64_
       !s.ok()) {
     return s;
   }
+  // No batch entries: nothing to run (cuBLAS returns success too), where
+  // tcgemm::gemm asks for batch_count >= 1.
+  if (batch_count == 0) return Status::success();
   return gemm(args, options);
 }
 

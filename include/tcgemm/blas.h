@@ -4,8 +4,10 @@
 // Every matrix is column-major, as in BLAS; op(A) and op(B) say whether the
 // stored matrix is used as it is (N) or transposed (T):
 //
-//   C (m x n, ldc >= m) = alpha * op(A) (m x k) * op(B) (k x n) + beta * C
-//   A is m x k (lda >= m) for N, k x m (lda >= k) for T; B likewise.
+//   C (m x n) = alpha * op(A) (m x k) * op(B) (k x n) + beta * C
+//   A is m x k, lda >= max(1, m), for N; k x m, lda >= max(1, k), for T
+//   B is k x n, ldb >= max(1, k), for N; n x k, ldb >= max(1, n), for T
+//   ldc >= max(1, m)
 //
 // A call such as
 //
@@ -23,7 +25,12 @@
 // stream instead of a handle. Op's values are cuBLAS's (CUBLAS_OP_N = 0,
 // CUBLAS_OP_T = 1, CUBLAS_OP_C = 2), so a cublasOperation_t converts with a
 // static_cast; C (conjugate transpose) is T for these real types. Inputs
-// bf16 or fp16 (both the same), C bf16, fp16 or fp32, as tcgemm::gemm takes.
+// bf16 or fp16 (both the same), C bf16, fp16 or fp32, as tcgemm::gemm takes
+// (a superset of cuBLAS's pairs: bf16 into fp16 C, say).
+//
+// Where tcgemm refuses what cuBLAS documents no check for: a negative
+// stride with batch_count > 1, and a non-finite alpha or beta, are
+// kInvalidValue. batch_count 0 does nothing and succeeds, as in cuBLAS.
 //
 // Each call maps its arguments onto tcgemm::GemmArgs (gemm_ex_args) and
 // runs tcgemm::gemm: the same kernels, results, errors and quick returns
@@ -62,7 +69,10 @@ Status gemm_ex(Op transa, Op transb, std::int64_t m, std::int64_t n, std::int64_
 // The strided batched forms (cublasGemmStridedBatchedEx): batch_count
 // problems, entry i of each matrix stride_a / stride_b / stride_c elements
 // after entry i - 1 (0 on A or B shares one matrix; C's entries must not
-// overlap).
+// overlap). gemm_strided_batched_ex with batch_count 0 returns success
+// after checking transa and transb (there is nothing to run); the *_args
+// form then gives GemmArgs with batch_count 0, which tcgemm::validate
+// refuses.
 Status gemm_strided_batched_ex_args(Op transa, Op transb, std::int64_t m, std::int64_t n,
                                     std::int64_t k, float alpha, const void* a, DType a_type,
                                     std::int64_t lda, std::int64_t stride_a, const void* b,

@@ -165,65 +165,82 @@ cudaDataType_t cuda_type(DType t) {
 }
 
 // The same arguments to tcgemm::blas and to cuBLAS, on small integers (every
-// fp32 sum exact on both sides, beta 2 reading C): C must come back the same
-// bit for bit, for every pair of ops, padded leading dimensions, a strided
-// batch with one B shared by all entries; and C's guard bands untouched.
-TEST_F(GemmApi, BlasArgumentsGiveCublassResultBitForBit) {
+// fp32 sum exact on both sides, beta 2 reading C; cuBLAS told to reduce in
+// fp32): C must come back the same bit for bit, for every pair of ops, with
+// leading dimensions off 16 bytes (A and B repacked) and on them (streamed
+// by TMA), A and B padded differently (a swapped lda and ldb shows), and a
+// strided batch with one B shared by all entries; C's guard bands untouched.
+TEST_F(GemmApi, BlasArgumentsGiveCublasResultsBitForBit) {
   cublasHandle_t handle = nullptr;
   ASSERT_EQ(cublasCreate(&handle), CUBLAS_STATUS_SUCCESS);
+  ASSERT_EQ(cublasSetMathMode(handle, static_cast<cublasMath_t>(
+                                          CUBLAS_DEFAULT_MATH |
+                                          CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION)),
+            CUBLAS_STATUS_SUCCESS);
   using tcgemm::blas::Op;
   const int m = 136, n = 72, k = 200, batch = 3;  // cuBLAS takes int
+  struct Pads {
+    int a, b, c;
+  };
   std::uint64_t seed = 0x9a100300;
+  const auto letter = [](Op o) { return o == Op::kN ? "N" : o == Op::kT ? "T" : "C"; };
+  const auto op = [](Op o) {
+    return o == Op::kN ? CUBLAS_OP_N : o == Op::kT ? CUBLAS_OP_T : CUBLAS_OP_C;
+  };
   for (const auto& [in, out] : {std::pair{DType::kBF16, DType::kBF16},
                                 std::pair{DType::kFP16, DType::kFP32}}) {
-    for (const Op ta : {Op::kN, Op::kT}) {
-      for (const Op tb : {Op::kN, Op::kT}) {
-        SCOPED_TRACE(std::string(tcgemm::to_string(in)) + "->" +
-                     std::string(tcgemm::to_string(out)) + " transa " +
-                     (ta == Op::kN ? "N" : "T") + " transb " + (tb == Op::kN ? "N" : "T"));
-        // BLAS shapes: A is m x k (N) or k x m (T), column-major, rows + 3 apart.
-        const int lda = (ta == Op::kN ? m : k) + 3;
-        const int ldb = (tb == Op::kN ? k : n) + 3;
-        const int ldc = m + 5;
-        const long long stride_a = static_cast<long long>(lda) * (ta == Op::kN ? k : m);
-        const long long stride_c = static_cast<long long>(ldc) * n;
-        const long long b_elements = static_cast<long long>(ldb) * (tb == Op::kN ? n : k);  // one, shared
-        DeviceBuffer a(bytes_for(stride_a * batch, in));
-        DeviceBuffer b(bytes_for(b_elements, in));
-        GuardedC ours = make_guarded_c(bytes_for(stride_c * batch, out));
-        DeviceBuffer theirs(bytes_for(stride_c * batch, out));
-        tcgemm::testing::fill_small_integers(a.get(), in, stride_a * batch, ++seed);
-        tcgemm::testing::fill_small_integers(b.get(), in, b_elements, ++seed);
-        tcgemm::testing::fill_small_integers(ours.get(), out, stride_c * batch, ++seed);
-        TCGEMM_CHECK_CUDA(cudaMemcpy(theirs.get(), ours.get(), ours.c_bytes,
-                                     cudaMemcpyDeviceToDevice));
-        const float alpha = -1.0f, beta = 2.0f;
-        // One problem, then the strided batch (B's stride 0).
-        for (const int count : {1, batch}) {
-          const Status st = count == 1 ? tcgemm::blas::gemm_ex(ta, tb, m, n, k, alpha, a.get(), in,
-                                                               lda, b.get(), in, ldb, beta,
-                                                               ours.get(), out, ldc)
-                                       : tcgemm::blas::gemm_strided_batched_ex(
-                                             ta, tb, m, n, k, alpha, a.get(), in, lda, stride_a,
-                                             b.get(), in, ldb, 0, beta, ours.get(), out, ldc,
-                                             stride_c, count);
-          ASSERT_TRUE(IsOk(st)) << "batch " << count;
-          const auto op = [](Op o) { return o == Op::kN ? CUBLAS_OP_N : CUBLAS_OP_T; };
-          const cublasStatus_t cs =
-              count == 1
-                  ? cublasGemmEx(handle, op(ta), op(tb), m, n, k, &alpha, a.get(), cuda_type(in),
-                                 lda, b.get(), cuda_type(in), ldb, &beta, theirs.get(),
-                                 cuda_type(out), ldc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT)
-                  : cublasGemmStridedBatchedEx(
-                        handle, op(ta), op(tb), m, n, k, &alpha, a.get(), cuda_type(in), lda,
-                        stride_a, b.get(), cuda_type(in), ldb, 0, &beta, theirs.get(),
-                        cuda_type(out), ldc, stride_c, count, CUBLAS_COMPUTE_32F,
-                        CUBLAS_GEMM_DEFAULT);
-          ASSERT_EQ(cs, CUBLAS_STATUS_SUCCESS) << "batch " << count;
-          TCGEMM_CHECK_CUDA(cudaDeviceSynchronize());
-          EXPECT_TRUE(tcgemm::testing::bitwise_equal(ours.get(), theirs.get(), ours.c_bytes))
-              << "batch " << count << ": C differs from cuBLAS's";
-          EXPECT_TRUE(GuardsUntouched(ours)) << "batch " << count;
+    for (const Pads pad : {Pads{3, 5, 5}, Pads{8, 16, 8}}) {
+      for (const Op ta : {Op::kN, Op::kT, Op::kC}) {
+        for (const Op tb : {Op::kN, Op::kT, Op::kC}) {
+          SCOPED_TRACE(std::string(tcgemm::to_string(in)) + "->" +
+                       std::string(tcgemm::to_string(out)) + " transa " + letter(ta) +
+                       " transb " + letter(tb) + " ld pads " + std::to_string(pad.a) + "/" +
+                       std::to_string(pad.b) + "/" + std::to_string(pad.c));
+          // BLAS shapes: A is m x k (N) or k x m (T, C), column-major.
+          const int lda = (ta == Op::kN ? m : k) + pad.a;
+          const int ldb = (tb == Op::kN ? k : n) + pad.b;
+          const int ldc = m + pad.c;
+          const long long stride_a = static_cast<long long>(lda) * (ta == Op::kN ? k : m);
+          const long long stride_c = static_cast<long long>(ldc) * n;
+          const long long b_elements =
+              static_cast<long long>(ldb) * (tb == Op::kN ? n : k);  // one, shared
+          DeviceBuffer a(bytes_for(stride_a * batch, in));
+          DeviceBuffer b(bytes_for(b_elements, in));
+          GuardedC ours = make_guarded_c(bytes_for(stride_c * batch, out));
+          DeviceBuffer theirs(bytes_for(stride_c * batch, out));
+          tcgemm::testing::fill_small_integers(a.get(), in, stride_a * batch, ++seed);
+          tcgemm::testing::fill_small_integers(b.get(), in, b_elements, ++seed);
+          tcgemm::testing::fill_small_integers(ours.get(), out, stride_c * batch, ++seed);
+          TCGEMM_CHECK_CUDA(cudaMemcpy(theirs.get(), ours.get(), ours.c_bytes,
+                                       cudaMemcpyDeviceToDevice));
+          const float alpha = -1.0f, beta = 2.0f;
+          // One problem, then the strided batch (B's stride 0).
+          for (const int count : {1, batch}) {
+            const Status st =
+                count == 1
+                    ? tcgemm::blas::gemm_ex(ta, tb, m, n, k, alpha, a.get(), in, lda, b.get(), in,
+                                            ldb, beta, ours.get(), out, ldc)
+                    : tcgemm::blas::gemm_strided_batched_ex(
+                          ta, tb, m, n, k, alpha, a.get(), in, lda, stride_a, b.get(), in, ldb, 0,
+                          beta, ours.get(), out, ldc, stride_c, count);
+            ASSERT_TRUE(IsOk(st)) << "batch " << count;
+            const cublasStatus_t cs =
+                count == 1
+                    ? cublasGemmEx(handle, op(ta), op(tb), m, n, k, &alpha, a.get(),
+                                   cuda_type(in), lda, b.get(), cuda_type(in), ldb, &beta,
+                                   theirs.get(), cuda_type(out), ldc, CUBLAS_COMPUTE_32F,
+                                   CUBLAS_GEMM_DEFAULT)
+                    : cublasGemmStridedBatchedEx(
+                          handle, op(ta), op(tb), m, n, k, &alpha, a.get(), cuda_type(in), lda,
+                          stride_a, b.get(), cuda_type(in), ldb, 0, &beta, theirs.get(),
+                          cuda_type(out), ldc, stride_c, count, CUBLAS_COMPUTE_32F,
+                          CUBLAS_GEMM_DEFAULT);
+            ASSERT_EQ(cs, CUBLAS_STATUS_SUCCESS) << "batch " << count;
+            TCGEMM_CHECK_CUDA(cudaDeviceSynchronize());
+            EXPECT_TRUE(tcgemm::testing::bitwise_equal(ours.get(), theirs.get(), ours.c_bytes))
+                << "batch " << count << ": C differs from cuBLAS's";
+            EXPECT_TRUE(GuardsUntouched(ours)) << "batch " << count;
+          }
         }
       }
     }

@@ -129,6 +129,16 @@ TEST(Blas, StridedBatchedMapsTheStridesAndChecksCsEntries) {
   // C entries that overlap: refused naming C's stride.
   args.c.stride = kM * kN - 1;
   EXPECT_TRUE(names(tcgemm::validate(args), "c.stride"));
+  // No entries: nothing to run, success without a device, as in cuBLAS;
+  // a negative count is refused.
+  EXPECT_TRUE(tcgemm::blas::gemm_strided_batched_ex(
+                  Op::kT, Op::kN, kM, kN, kK, 1.0f, kA, DType::kFP16, kK, kK * kM, kB,
+                  DType::kFP16, kK, 0, 0.0f, kC, DType::kFP16, kM, kM * kN, 0)
+                  .ok());
+  EXPECT_TRUE(names(tcgemm::blas::gemm_strided_batched_ex(
+                        Op::kT, Op::kN, kM, kN, kK, 1.0f, kA, DType::kFP16, kK, kK * kM, kB,
+                        DType::kFP16, kK, 0, 0.0f, kC, DType::kFP16, kM, kM * kN, -1),
+                    "batch_count"));
 }
 
 }  // namespace
