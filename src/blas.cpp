@@ -48,8 +48,8 @@ Status gemm_ex_args(Op transa, Op transb, std::int64_t m, std::int64_t n, std::i
                     float alpha, const void* a, DType a_type, std::int64_t lda, const void* b,
                     DType b_type, std::int64_t ldb, float beta, void* c, DType c_type,
                     std::int64_t ldc, cudaStream_t stream, GemmArgs& args) {
-  return gemm_strided_batched_ex_args(transa, transb, m, n, k, alpha, a, a_type, lda, 0, b,
-                                      b_type, ldb, 0, beta, c, c_type, ldc, 0, 1, stream, args);
+  return gemm_strided_batched_ex_args(transa, transb, m, n, k, alpha, a, a_type, lda, 0, b, b_type,
+                                      ldb, 0, beta, c, c_type, ldc, 0, 1, stream, args);
 }
 
 Status gemm_ex(Op transa, Op transb, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
@@ -57,25 +57,24 @@ Status gemm_ex(Op transa, Op transb, std::int64_t m, std::int64_t n, std::int64_
                std::int64_t ldb, float beta, void* c, DType c_type, std::int64_t ldc,
                cudaStream_t stream, const GemmOptions& options) {
   GemmArgs args;
-  if (Status s = gemm_ex_args(transa, transb, m, n, k, alpha, a, a_type, lda, b, b_type, ldb,
-                              beta, c, c_type, ldc, stream, args);
+  if (Status s = gemm_ex_args(transa, transb, m, n, k, alpha, a, a_type, lda, b, b_type, ldb, beta,
+                              c, c_type, ldc, stream, args);
       !s.ok()) {
     return s;
   }
   return gemm(args, options);
 }
 
-Status gemm_strided_batched_ex(Op transa, Op transb, std::int64_t m, std::int64_t n,
-                               std::int64_t k, float alpha, const void* a, DType a_type,
-                               std::int64_t lda, std::int64_t stride_a, const void* b,
-                               DType b_type, std::int64_t ldb, std::int64_t stride_b, float beta,
-                               void* c, DType c_type, std::int64_t ldc, std::int64_t stride_c,
-                               std::int64_t batch_count, cudaStream_t stream,
-                               const GemmOptions& options) {
+Status gemm_strided_batched_ex(Op transa, Op transb, std::int64_t m, std::int64_t n, std::int64_t k,
+                               float alpha, const void* a, DType a_type, std::int64_t lda,
+                               std::int64_t stride_a, const void* b, DType b_type, std::int64_t ldb,
+                               std::int64_t stride_b, float beta, void* c, DType c_type,
+                               std::int64_t ldc, std::int64_t stride_c, std::int64_t batch_count,
+                               cudaStream_t stream, const GemmOptions& options) {
   GemmArgs args;
   if (Status s = gemm_strided_batched_ex_args(transa, transb, m, n, k, alpha, a, a_type, lda,
-                                              stride_a, b, b_type, ldb, stride_b, beta, c,
-                                              c_type, ldc, stride_c, batch_count, stream, args);
+                                              stride_a, b, b_type, ldb, stride_b, beta, c, c_type,
+                                              ldc, stride_c, batch_count, stream, args);
       !s.ok()) {
     return s;
   }

@@ -81,12 +81,11 @@ Status gemm_strided_batched_ex_args(Op transa, Op transb, std::int64_t m, std::i
                                     std::int64_t stride_c, std::int64_t batch_count,
                                     cudaStream_t stream, GemmArgs& args);
 
-Status gemm_strided_batched_ex(Op transa, Op transb, std::int64_t m, std::int64_t n,
-                               std::int64_t k, float alpha, const void* a, DType a_type,
-                               std::int64_t lda, std::int64_t stride_a, const void* b,
-                               DType b_type, std::int64_t ldb, std::int64_t stride_b, float beta,
-                               void* c, DType c_type, std::int64_t ldc, std::int64_t stride_c,
-                               std::int64_t batch_count, cudaStream_t stream = nullptr,
-                               const GemmOptions& options = {});
+Status gemm_strided_batched_ex(Op transa, Op transb, std::int64_t m, std::int64_t n, std::int64_t k,
+                               float alpha, const void* a, DType a_type, std::int64_t lda,
+                               std::int64_t stride_a, const void* b, DType b_type, std::int64_t ldb,
+                               std::int64_t stride_b, float beta, void* c, DType c_type,
+                               std::int64_t ldc, std::int64_t stride_c, std::int64_t batch_count,
+                               cudaStream_t stream = nullptr, const GemmOptions& options = {});
 
 }  // namespace tcgemm::blas

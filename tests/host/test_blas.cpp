@@ -30,9 +30,9 @@ std::int64_t min_ld_b(Op op) { return op == Op::kN ? kK : kN; }
 
 GemmArgs args_of(Op ta, Op tb, std::int64_t lda, std::int64_t ldb, std::int64_t ldc = kM) {
   GemmArgs args;
-  const Status s = tcgemm::blas::gemm_ex_args(ta, tb, kM, kN, kK, 2.0f, kA, DType::kBF16, lda, kB,
-                                              DType::kBF16, ldb, 0.5f, kC, DType::kFP32, ldc,
-                                              nullptr, args);
+  const Status s =
+      tcgemm::blas::gemm_ex_args(ta, tb, kM, kN, kK, 2.0f, kA, DType::kBF16, lda, kB, DType::kBF16,
+                                 ldb, 0.5f, kC, DType::kFP32, ldc, nullptr, args);
   EXPECT_TRUE(s.ok()) << s.message;
   return args;
 }
@@ -88,10 +88,10 @@ TEST(Blas, AnOpOutsideTheEnumIsNamedAndLeavesArgsAlone) {
   GemmArgs args;
   args.m = 7;
   const Op bad = static_cast<Op>(3);
-  EXPECT_TRUE(names(tcgemm::blas::gemm_ex_args(bad, Op::kN, kM, kN, kK, 1.0f, kA, DType::kBF16,
-                                               kM, kB, DType::kBF16, kK, 0.0f, kC,
-                                               DType::kBF16, kM, nullptr, args),
-                    "transa is 3"));
+  EXPECT_TRUE(
+      names(tcgemm::blas::gemm_ex_args(bad, Op::kN, kM, kN, kK, 1.0f, kA, DType::kBF16, kM, kB,
+                                       DType::kBF16, kK, 0.0f, kC, DType::kBF16, kM, nullptr, args),
+            "transa is 3"));
   EXPECT_TRUE(names(tcgemm::blas::gemm_ex_args(Op::kN, static_cast<Op>(-1), kM, kN, kK, 1.0f, kA,
                                                DType::kBF16, kM, kB, DType::kBF16, kK, 0.0f, kC,
                                                DType::kBF16, kM, nullptr, args),
@@ -106,8 +106,7 @@ TEST(Blas, AnOpOutsideTheEnumIsNamedAndLeavesArgsAlone) {
 TEST(Blas, GemmExRefusesBadArgumentsAsGemmDoesWithoutADevice) {
   // lda below what op(A) = A^T needs (k): refused before any device query.
   EXPECT_TRUE(names(tcgemm::blas::gemm_ex(Op::kT, Op::kN, kM, kN, kK, 1.0f, kA, DType::kBF16,
-                                          kK - 1, kB, DType::kBF16, kK, 0.0f, kC, DType::kBF16,
-                                          kM),
+                                          kK - 1, kB, DType::kBF16, kK, 0.0f, kC, DType::kBF16, kM),
                     "lda="));
   // M == 0: BLAS's quick return, which needs no device.
   EXPECT_TRUE(tcgemm::blas::gemm_ex(Op::kN, Op::kN, 0, kN, kK, 1.0f, nullptr, DType::kBF16, 1,
@@ -118,8 +117,8 @@ TEST(Blas, GemmExRefusesBadArgumentsAsGemmDoesWithoutADevice) {
 TEST(Blas, StridedBatchedMapsTheStridesAndChecksCsEntries) {
   GemmArgs args;
   ASSERT_TRUE(tcgemm::blas::gemm_strided_batched_ex_args(
-                  Op::kT, Op::kN, kM, kN, kK, 1.0f, kA, DType::kFP16, kK, kK * kM, kB,
-                  DType::kFP16, kK, 0, 0.0f, kC, DType::kFP16, kM, kM * kN, 5, nullptr, args)
+                  Op::kT, Op::kN, kM, kN, kK, 1.0f, kA, DType::kFP16, kK, kK * kM, kB, DType::kFP16,
+                  kK, 0, 0.0f, kC, DType::kFP16, kM, kM * kN, 5, nullptr, args)
                   .ok());
   EXPECT_EQ(args.batch_count, 5);
   EXPECT_EQ(args.a.stride, kK * kM);
@@ -131,9 +130,9 @@ TEST(Blas, StridedBatchedMapsTheStridesAndChecksCsEntries) {
   EXPECT_TRUE(names(tcgemm::validate(args), "c.stride"));
   // No entries: nothing to run, success without a device, as in cuBLAS;
   // a negative count is refused.
-  EXPECT_TRUE(tcgemm::blas::gemm_strided_batched_ex(
-                  Op::kT, Op::kN, kM, kN, kK, 1.0f, kA, DType::kFP16, kK, kK * kM, kB,
-                  DType::kFP16, kK, 0, 0.0f, kC, DType::kFP16, kM, kM * kN, 0)
+  EXPECT_TRUE(tcgemm::blas::gemm_strided_batched_ex(Op::kT, Op::kN, kM, kN, kK, 1.0f, kA,
+                                                    DType::kFP16, kK, kK * kM, kB, DType::kFP16, kK,
+                                                    0, 0.0f, kC, DType::kFP16, kM, kM * kN, 0)
                   .ok());
   EXPECT_TRUE(names(tcgemm::blas::gemm_strided_batched_ex(
                         Op::kT, Op::kN, kM, kN, kK, 1.0f, kA, DType::kFP16, kK, kK * kM, kB,

@@ -200,21 +200,24 @@ int tune_main(int argc, char** argv) {
             return bench::parse_shape(text) ? std::string() : "not a shape MxNxK of integers from 1 to 2147483647";
           },
           "MxNxK"));
-  auto* layouts_opt = app.add_option("--layouts", layout_names, "storage of A, B and C (tcgemm-bench's names)")
-      ->delimiter(',')
-      ->check(CLI::Validator(
-          [](std::string& name) {
-            return bench::parse_layouts(name) ? std::string()
-                                              : "not a layout (tn, nn, nt, tt, tnr, ...)";
-          },
-          "LAYOUT"))
-      ->capture_default_str();
-  auto* dtype_opt = app.add_option("--dtype", dtype_names, "input dtype of A and B, comma-separated for several")
-      ->delimiter(',')
-      ->check(CLI::IsMember({"bf16", "fp16"}))
-      ->capture_default_str();
-  auto* out_dtype_opt = app.add_option("--out-dtype", out_dtype, "dtype of C (default: the input dtype)")
-      ->check(CLI::IsMember({"bf16", "fp16", "fp32"}));
+  auto* layouts_opt =
+      app.add_option("--layouts", layout_names, "storage of A, B and C (tcgemm-bench's names)")
+          ->delimiter(',')
+          ->check(CLI::Validator(
+              [](std::string& name) {
+                return bench::parse_layouts(name) ? std::string()
+                                                  : "not a layout (tn, nn, nt, tt, tnr, ...)";
+              },
+              "LAYOUT"))
+          ->capture_default_str();
+  auto* dtype_opt =
+      app.add_option("--dtype", dtype_names, "input dtype of A and B, comma-separated for several")
+          ->delimiter(',')
+          ->check(CLI::IsMember({"bf16", "fp16"}))
+          ->capture_default_str();
+  auto* out_dtype_opt =
+      app.add_option("--out-dtype", out_dtype, "dtype of C (default: the input dtype)")
+          ->check(CLI::IsMember({"bf16", "fp16", "fp32"}));
   app.add_option("--out", out_path,
                  "the tuned-table file to write or resume (default: "
                  "data/tuned/<gpu-name>.json, e.g. data/tuned/nvidia-h200.json)")
@@ -308,7 +311,8 @@ int tune_main(int argc, char** argv) {
   }
   if (dtype_opt->count() > 0 &&
       std::any_of(shapes.begin(), shapes.end(), [](const bench::Shape& s) { return s.dtype; })) {
-    std::fprintf(stderr, "tcgemm-tune: --shapes batched gives each problem its dtype: no --dtype\n");
+    std::fprintf(stderr,
+                 "tcgemm-tune: --shapes batched gives each problem its dtype: no --dtype\n");
     return kExitUsage;
   }
   std::vector<DType> dtypes;
