@@ -27,6 +27,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <filesystem>
 #include <fstream>
 #include <optional>
 #include <random>
@@ -443,6 +444,19 @@ int bench_main(int argc, char** argv) {
   const auto given = [](const CLI::Option* opt, std::int64_t value) {
     return opt->count() > 0 ? std::optional<std::int64_t>(value) : std::nullopt;
   };
+  // One file for both would hold whichever was written last.
+  const auto same_file = [](const std::string& x, const std::string& y) {
+    // (weakly_canonical leaves a relative path of no existing file relative.)
+    std::error_code ex, ey;
+    const auto cx = std::filesystem::weakly_canonical(std::filesystem::absolute(x, ex), ex);
+    const auto cy = std::filesystem::weakly_canonical(std::filesystem::absolute(y, ey), ey);
+    return x == y || (!ex && !ey && cx == cy);
+  };
+  if (!csv_path.empty() && !json_path.empty() && same_file(csv_path, json_path)) {
+    std::fprintf(stderr, "tcgemm-bench: --csv and --json name the same file (%s)\n",
+                 csv_path.c_str());
+    return kExitUsage;
+  }
   ld.stride_a = given(stride_a_opt, stride_a);
   ld.stride_b = given(stride_b_opt, stride_b);
   ld.stride_c = given(stride_c_opt, stride_c);

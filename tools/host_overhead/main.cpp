@@ -80,18 +80,23 @@ int main(int argc, char** argv) {
   int batches = 9;
   std::string csv;
   std::string layout = "tn";
-  app.add_option("--shape", shape_texts, "MxNxK (repeatable)")
+  auto* shape_opt = app.add_option("--shape", shape_texts, "MxNxK (repeatable)")
       ->check([](const std::string& text) {
         return tcgemm::bench::parse_shape(text) ? std::string()
                                                 : "not a shape MxNxK of integers from 1 to "
                                                   "2147483647";
       });
-  app.add_option("--calls", calls, "calls per timed batch")->check(CLI::Range(1, 100000));
-  app.add_option("--batches", batches, "timed batches (median reported)")
-      ->check(CLI::Range(1, 1000));
-  app.add_option("--layout", layout, "tn (A row, B col, C col) or tnr (C row-major)")
-      ->check(CLI::IsMember({"tn", "tnr"}));
-  app.add_option("--csv", csv, "also write the table here");
+  auto* calls_opt =
+      app.add_option("--calls", calls, "calls per timed batch")->check(CLI::Range(1, 100000));
+  auto* batches_opt = app.add_option("--batches", batches, "timed batches (median reported)")
+                          ->check(CLI::Range(1, 1000));
+  auto* layout_opt =
+      app.add_option("--layout", layout, "tn (A row, B col, C col) or tnr (C row-major)")
+          ->check(CLI::IsMember({"tn", "tnr"}));
+  app.add_option("--csv", csv, "also write the table here")
+      ->check([](const std::string& path) {
+        return path.empty() ? std::string("an empty path") : std::string();
+      });
   double copy_mib = 0;
   app.add_option(
          "--copy-rate", copy_mib,
@@ -99,6 +104,10 @@ int main(int argc, char** argv) {
          "bytes read + written, median of 20 or more samples of cudaMemcpyAsync timed by "
          "CUDA events, a sample at least 64 MiB of copies, rotating through buffer pairs that "
          "span 4x the L2, as tcgemm-bench's operand sets)")
+      ->excludes(shape_opt)
+      ->excludes(calls_opt)
+      ->excludes(batches_opt)
+      ->excludes(layout_opt)
       ->check([](const std::string& text) {
         // (CLI::Range lets NaN through.)
         const double mib = std::strtod(text.c_str(), nullptr);
