@@ -112,8 +112,14 @@ Status GemmPlan::create(const GemmArgs& args, const GemmOptions& options, GemmPl
   state->aligned[2] = p.tma_c;
   if (p.scratch_bytes > 0) {
     state->workspace_bytes = prod::kReservedWorkspaceBytes + p.scratch_bytes;
+    // Zeroed before create() returns: a memset left in the default stream's
+    // queue would race with a first run() on a non-blocking stream, which
+    // does not wait for the default stream (its kernels read the flags).
     cudaError_t err = cudaMalloc(&state->owned_workspace, state->workspace_bytes);
-    if (err == cudaSuccess) err = cudaMemset(state->owned_workspace, 0, state->workspace_bytes);
+    if (err == cudaSuccess) {
+      err = cudaMemsetAsync(state->owned_workspace, 0, state->workspace_bytes, cudaStreamLegacy);
+    }
+    if (err == cudaSuccess) err = cudaStreamSynchronize(cudaStreamLegacy);
     if (err != cudaSuccess) {
       cudaGetLastError();
       return {StatusCode::kCudaError, "GemmPlan: allocating its " +

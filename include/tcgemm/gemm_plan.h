@@ -27,8 +27,12 @@ namespace tcgemm {
 // args the plan was made with (16-byte aligned where those were; otherwise
 // element-aligned), else run() returns kInvalidValue and enqueues nothing.
 // A plan whose kernel needs scratch (workspace_size() > 0) owns a zeroed
-// workspace of that size, allocated by create(); run() uses the caller's
-// workspace instead when one of at least workspace_size() bytes is given.
+// workspace of that size, allocated and zeroed by create() (which waits
+// for the zeroing: it synchronizes the legacy default stream); run() uses
+// the caller's workspace instead when one of at least workspace_size()
+// bytes is given. A CUDA graph that captured a run() on the plan's own
+// workspace uses it by address: keep the plan alive (not destroyed,
+// assigned over or re-created) while such a graph may still be launched.
 // Runs of one plan on different streams that may overlap need a workspace
 // each. A plan is movable (the moved-from plan is empty), not copyable;
 // destroying it frees its workspace (cudaFree: synchronizes the device).

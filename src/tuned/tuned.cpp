@@ -106,9 +106,14 @@ std::optional<prod::Choice> lookup(std::span<const Entry> table, std::string_vie
   const std::optional<int> config = config_index(entry->config);
   if (!config || entry->k_splits < 1) return std::nullopt;
   // A last-wave split reduces in place, which a row of several CTAs per SM
-  // cannot: such an entry (edited by hand) is ignored, not launched.
+  // cannot, nor a tile's last piece adding more pieces than its row allows:
+  // such an entry (edited by hand) is ignored, not launched.
   const prod::TileConfig& tile = prod::kConfigs[static_cast<std::size_t>(*config)].tile;
-  if (entry->split_tail && tile.ctas_per_sm != 1) return std::nullopt;
+  if (entry->split_tail &&
+      (tile.ctas_per_sm != 1 ||
+       prod::effective_splits(args.k, entry->k_splits) > prod::max_in_place_splits(*config))) {
+    return std::nullopt;
+  }
   // Nor is an entry whose row cannot take the problem's B (a K-major-only
   // row named for a layout it was not timed on).
   if (!prod::takes_b(tile, prod::canonicalize(args, entry->flipped).b.major)) return std::nullopt;

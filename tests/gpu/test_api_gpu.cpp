@@ -408,6 +408,24 @@ TEST_F(GemmApi, WorkspaceSizeIsZeroOnErrorsAndQuickReturns) {
     if (variant == 6) args.alpha = 0.0f;
     EXPECT_EQ(tcgemm::workspace_size(args, options), 0u) << "variant " << variant;
   }
+  // A problem gemm refuses because its aligned copies would pass 2^62 bytes
+  // (A's batch stride of one element: 2^31 - 1 copies of 65536 x 65536)
+  // needs no workspace: 0, not a size that wrapped. The addresses are never
+  // read: both calls return before touching memory.
+  GemmArgs huge;
+  huge.m = 65536;
+  huge.n = 1;
+  huge.k = 65536;
+  huge.batch_count = (std::int64_t{1} << 31) - 1;
+  huge.a = {reinterpret_cast<const void*>(std::uintptr_t{1} << 40), DType::kBF16,
+            Layout::kRowMajor, 65536, 1};
+  huge.b = {reinterpret_cast<const void*>(std::uintptr_t{2} << 40), DType::kBF16,
+            Layout::kColMajor, 65536, 0};
+  huge.c = {reinterpret_cast<void*>(std::uintptr_t{3} << 40), DType::kBF16, Layout::kColMajor,
+            65536, 65536};
+  ASSERT_TRUE(IsOk(tcgemm::validate(huge)));
+  EXPECT_EQ(tcgemm::describe(huge).status.code, StatusCode::kNotSupported);
+  EXPECT_EQ(tcgemm::workspace_size(huge), 0u);
 }
 
 // The production family's workspace is optional: without one (or with one

@@ -76,11 +76,15 @@ constexpr std::array kTable = tuned::sorted(std::array{
     Entry{kH200, DType::kFP16, DType::kFP32, Layout::kRowMajor, Layout::kColMajor,
           Layout::kColMajor, OperandPath::kTma, OperandPath::kTma, EpiloguePath::kDirect, 4096,
           4096, 4096, 1, "prod-128x256", 1},
-    // Last-wave splits: valid on prod-128x256, not on prod-64x64 (3 CTAs per
+    // Last-wave splits: valid on prod-128x256 in up to 3 pieces (what its
+    // last piece may add in place), not in 5, nor on prod-64x64 (3 CTAs per
     // SM: no in-place reduction).
     Entry{kH200, DType::kBF16, DType::kBF16, Layout::kRowMajor, Layout::kColMajor,
           Layout::kColMajor, OperandPath::kTma, OperandPath::kTma, EpiloguePath::kTmaStore, 3072,
-          3072, 3072, 1, "prod-128x256", 5, true},
+          3072, 3072, 1, "prod-128x256", 3, true},
+    Entry{kH200, DType::kBF16, DType::kBF16, Layout::kRowMajor, Layout::kColMajor,
+          Layout::kColMajor, OperandPath::kTma, OperandPath::kTma, EpiloguePath::kTmaStore, 4608,
+          4608, 4608, 1, "prod-128x256", 5, true},
     Entry{kH200, DType::kBF16, DType::kBF16, Layout::kRowMajor, Layout::kColMajor,
           Layout::kColMajor, OperandPath::kTma, OperandPath::kTma, EpiloguePath::kTmaStore, 6144,
           6144, 6144, 1, "prod-64x64", 5, true},
@@ -125,8 +129,11 @@ TEST(TunedLookup, ExactMatchGivesTheEntrysChoice) {
 
 TEST(TunedLookup, LastWaveSplitsComeThroughAndInvalidOnesAreIgnored) {
   EXPECT_EQ(lookup(kTable, kH200, tn(3072, 3072, 3072)),
-            (Choice{*tuned::config_index("prod-128x256"), 5, /*separate_reduction=*/false,
+            (Choice{*tuned::config_index("prod-128x256"), 3, /*separate_reduction=*/false,
                     /*split_tail=*/true}));
+  ASSERT_EQ(tcgemm::prod::max_in_place_splits(*tuned::config_index("prod-128x256")), 3);
+  ASSERT_NE(tuned::find(kTable, kH200, tn(4608, 4608, 4608)), nullptr);  // the entry is there
+  EXPECT_FALSE(lookup(kTable, kH200, tn(4608, 4608, 4608)));
   EXPECT_FALSE(lookup(kTable, kH200, tn(6144, 6144, 6144)));
 }
 

@@ -267,6 +267,9 @@ Status device_model(const GemmArgs& args, tcgemm::prod::DeviceModel* model) {
 
 std::size_t workspace_choice(const GemmArgs& args, Choice choice, bool allow_stream_k) {
   const Problem problem = tcgemm::prod::oriented(args, choice);
+  // Aligned copies past 2^62 bytes: gemm refuses the problem (prepare), so
+  // it needs no workspace (and the sizes below would wrap).
+  if (!tcgemm::prod::repack_fits(problem)) return 0;
   // Before a launch has its grid, a tail split's split units are bounded by
   // the clusters the device could hold at most.
   std::int64_t max_resident = tcgemm::prod::work_units(problem, choice.config);
