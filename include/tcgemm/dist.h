@@ -100,6 +100,12 @@ struct DistOptions {
   // and fill every SM, so NCCL's kernels may otherwise wait for a GEMM to
   // end. The other shard GEMMs (the all-gather's last, the reduce-scatter's
   // first) use every SM. >= 0; not yet measured (docs/distributed.md).
+  // With 0, a shard GEMM whose CTAs wait on each other (a K split reduced
+  // in place, a stream-K last round: tcgemm.h, GemmArgs::sm_count) may find
+  // some of its CTAs kept off the SMs that NCCL's kernels hold while they
+  // wait on a peer, which can wait on that peer's own GEMM: set gemm_sms to
+  // leave NCCL its SMs where that may happen. Not observed: no ring of two
+  // or more ranks has run yet.
   int gemm_sms = 0;
 };
 

@@ -206,8 +206,9 @@ Status Context::create(ncclComm_t comm, Context* out) {
 namespace {
 
 // DistOptions::check_peers: all-gathers every rank's descriptor and compares
-// each with rank 0's; every rank sees the same table, so every rank returns
-// the same verdict (a rank whose own checks failed is named first).
+// each with rank 0's; every rank sees the same table. A rank whose own
+// checks failed returns its own error; the others name the first rank that
+// failed, else the first that differs from rank 0.
 Status check_peers(std::string_view op, Context::State& st, const Descriptor& mine,
                    const Status& local) {
   std::memcpy(st.descriptors_host + static_cast<std::size_t>(st.rank) * kWords, mine.data(),
@@ -222,11 +223,14 @@ Status check_peers(std::string_view op, Context::State& st, const Descriptor& mi
                                        cudaMemcpyDeviceToHost, st.stream));
   TCGEMM_DIST_CUDA(op, cudaStreamSynchronize(st.stream));
   const auto word = [&](int rank, int w) { return st.descriptors_host[rank * kWords + w]; };
+  // This rank's own failure first (its own error, whatever other ranks
+  // report), then the first other rank that failed its checks.
+  if (word(st.rank, kValid) == 0) return local;
   for (int r = 0; r < st.size; ++r) {
     if (word(r, kValid) == 0) {
-      if (r == st.rank) return local;
-      return {StatusCode::kInvalidValue,
-              std::string(op) + ": rank " + std::to_string(r) + "'s arguments are invalid"};
+      return {StatusCode::kInvalidValue, std::string(op) + ": rank " + std::to_string(r) +
+                                             " failed its own checks (its arguments, or "
+                                             "resources it could not get); see its status"};
     }
   }
   // A word as the message shows it (alpha as the float it holds).

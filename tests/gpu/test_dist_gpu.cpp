@@ -385,7 +385,7 @@ TEST_F(DistGpu, RanksThatDisagreeAllGetTheError) {
       [](int r) {
         return ScatterCall{64, DType::kFP32, 1.0f, r == 1};
       },
-      [](int r) { return r == 1 ? std::string("lda=32") : "rank 1's arguments are invalid"; });
+      [](int r) { return r == 1 ? std::string("lda=32") : "rank 1 failed its own checks"; });
 }
 
 // The all-gather's shards must agree in K.
