@@ -122,7 +122,7 @@ Status GemmPlan::create(const GemmArgs& args, const GemmOptions& options, GemmPl
     if (err == cudaSuccess) err = cudaStreamSynchronize(cudaStreamLegacy);
     if (err != cudaSuccess) {
       cudaGetLastError();
-      return {StatusCode::kCudaError, "GemmPlan: allocating its " +
+      return {StatusCode::kCudaError, "GemmPlan: allocating and zeroing its " +
                                           std::to_string(state->workspace_bytes) +
                                           "-byte workspace failed: " + cudaGetErrorString(err)};
     }
