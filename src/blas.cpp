@@ -52,19 +52,6 @@ Status gemm_ex_args(Op transa, Op transb, std::int64_t m, std::int64_t n, std::i
                                       ldb, 0, beta, c, c_type, ldc, 0, 1, stream, args);
 }
 
-Status gemm_ex(Op transa, Op transb, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
-               const void* a, DType a_type, std::int64_t lda, const void* b, DType b_type,
-               std::int64_t ldb, float beta, void* c, DType c_type, std::int64_t ldc,
-               cudaStream_t stream, const GemmOptions& options) {
-  GemmArgs args;
-  if (Status s = gemm_ex_args(transa, transb, m, n, k, alpha, a, a_type, lda, b, b_type, ldb, beta,
-                              c, c_type, ldc, stream, args);
-      !s.ok()) {
-    return s;
-  }
-  return gemm(args, options);
-}
-
 Status gemm_strided_batched_ex(Op transa, Op transb, std::int64_t m, std::int64_t n, std::int64_t k,
                                float alpha, const void* a, DType a_type, std::int64_t lda,
                                std::int64_t stride_a, const void* b, DType b_type, std::int64_t ldb,
@@ -82,6 +69,14 @@ Status gemm_strided_batched_ex(Op transa, Op transb, std::int64_t m, std::int64_
   // tcgemm::gemm asks for batch_count >= 1.
   if (batch_count == 0) return Status::success();
   return gemm(args, options);
+}
+
+Status gemm_ex(Op transa, Op transb, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
+               const void* a, DType a_type, std::int64_t lda, const void* b, DType b_type,
+               std::int64_t ldb, float beta, void* c, DType c_type, std::int64_t ldc,
+               cudaStream_t stream, const GemmOptions& options) {
+  return gemm_strided_batched_ex(transa, transb, m, n, k, alpha, a, a_type, lda, 0, b, b_type, ldb,
+                                 0, beta, c, c_type, ldc, 0, 1, stream, options);
 }
 
 }  // namespace tcgemm::blas

@@ -12,7 +12,6 @@
 #include <utility>
 
 namespace tcgemm::testing {
-namespace {
 
 cudaDataType_t cuda_type(DType dtype) {
   switch (dtype) {
@@ -25,6 +24,8 @@ cudaDataType_t cuda_type(DType dtype) {
   }
   return CUDA_R_32F;
 }
+
+namespace {
 
 bool fits_int(std::int64_t v) { return v >= 0 && v <= INT_MAX; }
 

@@ -112,6 +112,9 @@ void fill_poison(void* ptr, DType dtype, std::int64_t count, cudaStream_t stream
 // One thread per output element, fp32 accumulation, any layout and dtype.
 void reference_gemm(const GemmArgs& args, float* ref, cudaStream_t stream = nullptr);
 
+// cuBLAS's name for a dtype (CUDA_R_16BF, CUDA_R_16F, CUDA_R_32F).
+cudaDataType_t cuda_type(DType dtype);
+
 // The same problem through cublasGemmEx (CUBLAS_COMPUTE_32F, default algo),
 // mapping row-major operands onto transposes. Returns the cuBLAS status.
 cublasStatus_t cublas_gemm(cublasHandle_t handle, const GemmArgs& args);

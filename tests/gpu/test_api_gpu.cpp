@@ -160,10 +160,6 @@ TEST_F(GemmApi, CompareCountsAOneUlpErrorAndANaN) {
 
 // ---- cuBLAS's own arguments (tcgemm/blas.h) -------------------------------------------
 
-cudaDataType_t cuda_type(DType t) {
-  return t == DType::kBF16 ? CUDA_R_16BF : t == DType::kFP16 ? CUDA_R_16F : CUDA_R_32F;
-}
-
 // The same arguments to tcgemm::blas and to cuBLAS, on small integers (every
 // fp32 sum exact on both sides, beta 2 reading C; cuBLAS told to reduce in
 // fp32): C must come back the same bit for bit, for every pair of ops, with
@@ -178,6 +174,7 @@ TEST_F(GemmApi, BlasArgumentsGiveCublasResultsBitForBit) {
                                           CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION)),
             CUBLAS_STATUS_SUCCESS);
   using tcgemm::blas::Op;
+  using tcgemm::testing::cuda_type;
   const int m = 136, n = 72, k = 200, batch = 3;  // cuBLAS takes int
   struct Pads {
     int a, b, c;

@@ -90,6 +90,11 @@ TEST(BenchShapeSets, BatchedCarriesItsBatchesAndDtypes) {
   EXPECT_EQ(fp16.input, DType::kFP16);
   EXPECT_EQ(fp16.output, DType::kFP16);
   EXPECT_FALSE(shape_set("no-such-set").has_value());
+  // So the tools refuse --dtype with it (fixes_dtype), and only with it.
+  EXPECT_TRUE(fixes_dtype(batched));
+  for (std::string_view name : shape_set_names()) {
+    if (name != "batched") EXPECT_FALSE(fixes_dtype(*shape_set(name))) << name;
+  }
 }
 
 TEST(BenchBatch, TightStridesAreOneEntrysSpanAndOneEntryHasNone) {

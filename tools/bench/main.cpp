@@ -473,9 +473,7 @@ int bench_main(int argc, char** argv) {
       shapes_name.empty()
           ? std::vector<Shape>{{.m = m, .n = n, .k = k, .offset = offset, .batch = batch}}
           : *shape_set(shapes_name);
-  const bool set_fixes_dtype =
-      std::any_of(shapes.begin(), shapes.end(), [](const Shape& s) { return s.dtype.has_value(); });
-  if (set_fixes_dtype && dtype_opt->count() > 0) {
+  if (fixes_dtype(shapes) && dtype_opt->count() > 0) {
     std::fprintf(stderr, "tcgemm-bench: --shapes %s gives each problem its dtype: no --dtype\n",
                  shapes_name.c_str());
     return kExitUsage;

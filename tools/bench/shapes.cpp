@@ -136,6 +136,11 @@ std::string layouts_name(const OperandLayouts& layouts) {
   return name;
 }
 
+bool fixes_dtype(std::span<const Shape> shapes) {
+  return std::any_of(shapes.begin(), shapes.end(),
+                     [](const Shape& s) { return s.dtype.has_value(); });
+}
+
 std::optional<DType> parse_dtype(std::string_view name) {
   for (DType d : {DType::kBF16, DType::kFP16, DType::kFP32}) {
     if (name == to_string(d)) return d;

@@ -43,6 +43,10 @@ std::span<const std::string_view> shape_set_names();
 // The shapes of a named set, or nullopt for an unknown name.
 std::optional<std::vector<Shape>> shape_set(std::string_view name);
 
+// Whether any of `shapes` fixes its own input dtype (the batched set's
+// entries): then a --dtype flag would be ignored, and the tools refuse it.
+bool fixes_dtype(std::span<const Shape> shapes);
+
 // Storage orders of A, B and C, named BLAS-style: two letters give op(A) and
 // op(B), 'n' = column-major (not transposed), 't' = row-major (transposed in
 // column-major BLAS terms); C is column-major. An optional third letter gives

@@ -24,7 +24,6 @@
 #include "git_describe.h"  // generated at build time: TCGEMM_GIT_DESCRIBE
 
 #include <CLI/CLI.hpp>
-#include <algorithm>
 #include <cuda_runtime_api.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
@@ -309,8 +308,7 @@ int tune_main(int argc, char** argv) {
                  "--shapes/--shape; --report alone reports every problem in the file\n");
     return kExitUsage;
   }
-  if (dtype_opt->count() > 0 &&
-      std::any_of(shapes.begin(), shapes.end(), [](const bench::Shape& s) { return s.dtype; })) {
+  if (dtype_opt->count() > 0 && bench::fixes_dtype(shapes)) {
     std::fprintf(stderr,
                  "tcgemm-tune: --shapes batched gives each problem its dtype: no --dtype\n");
     return kExitUsage;
