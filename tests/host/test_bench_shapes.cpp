@@ -93,7 +93,9 @@ TEST(BenchShapeSets, BatchedCarriesItsBatchesAndDtypes) {
   // So the tools refuse --dtype with it (fixes_dtype), and only with it.
   EXPECT_TRUE(fixes_dtype(batched));
   for (std::string_view name : shape_set_names()) {
-    if (name != "batched") EXPECT_FALSE(fixes_dtype(*shape_set(name))) << name;
+    if (name != "batched") {
+      EXPECT_FALSE(fixes_dtype(*shape_set(name))) << name;
+    }
   }
 }
 
