@@ -349,6 +349,14 @@ Description describe(const GemmArgs& args, const GemmOptions& options) {
                                : "no GEMM kernel: C = beta * C (K or alpha is 0)";
     return d;
   }
+  if (choice.kernel->limits != nullptr) {
+    // What the launch would refuse (gemm returns it from the launch, before
+    // anything is enqueued).
+    if (Status s = choice.kernel->limits(args); !s.ok()) {
+      d.status = s;
+      return d;
+    }
+  }
   d.kernel = std::string(choice.kernel->name);
   d.config = choice.kernel->describe_config != nullptr ? choice.kernel->describe_config(args)
                                                        : std::string(choice.kernel->description);

@@ -2,6 +2,7 @@
 // (include/tcgemm/blas.h).
 #include <tcgemm/blas.h>
 
+#include <cstdint>
 #include <string>
 
 namespace tcgemm::blas {
@@ -65,9 +66,19 @@ Status gemm_strided_batched_ex(Op transa, Op transb, std::int64_t m, std::int64_
       !s.ok()) {
     return s;
   }
-  // No batch entries: nothing to run (cuBLAS returns success too), where
-  // tcgemm::gemm asks for batch_count >= 1.
-  if (batch_count == 0) return Status::success();
+  if (batch_count == 0) {
+    // No batch entries, nothing to run (cuBLAS returns success too, where
+    // tcgemm::gemm asks for batch_count >= 1); the other arguments are
+    // still checked, as cuBLAS checks its sizes and leading dimensions.
+    // Not the pointers, which a call with no entries need not give.
+    GemmArgs one = args;
+    one.batch_count = 1;
+    void* const stand_in = reinterpret_cast<void*>(std::uintptr_t{256});
+    one.a.ptr = stand_in;
+    one.b.ptr = stand_in;
+    one.c.ptr = stand_in;
+    return validate(one);
+  }
   return gemm(args, options);
 }
 

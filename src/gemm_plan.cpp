@@ -112,14 +112,23 @@ Status GemmPlan::create(const GemmArgs& args, const GemmOptions& options, GemmPl
   state->aligned[2] = p.tma_c;
   if (p.scratch_bytes > 0) {
     state->workspace_bytes = prod::kReservedWorkspaceBytes + p.scratch_bytes;
-    // Zeroed before create() returns: a memset left in the default stream's
-    // queue would race with a first run() on a non-blocking stream, which
-    // does not wait for the default stream (its kernels read the flags).
+    // Zeroed before create() returns: a memset left in a stream's queue
+    // would race with a first run() on any stream that does not wait for
+    // it (its kernels read the flags). On a stream of its own, so that
+    // create() waits for nothing else (the legacy default stream would
+    // wait for every blocking stream's work, and break another thread's
+    // global-mode graph capture).
+    cudaStream_t zeroing = nullptr;
     cudaError_t err = cudaMalloc(&state->owned_workspace, state->workspace_bytes);
+    if (err == cudaSuccess) err = cudaStreamCreateWithFlags(&zeroing, cudaStreamNonBlocking);
     if (err == cudaSuccess) {
-      err = cudaMemsetAsync(state->owned_workspace, 0, state->workspace_bytes, cudaStreamLegacy);
+      err = cudaMemsetAsync(state->owned_workspace, 0, state->workspace_bytes, zeroing);
     }
-    if (err == cudaSuccess) err = cudaStreamSynchronize(cudaStreamLegacy);
+    if (err == cudaSuccess) err = cudaStreamSynchronize(zeroing);
+    if (zeroing != nullptr) {
+      const cudaError_t destroyed = cudaStreamDestroy(zeroing);
+      if (err == cudaSuccess) err = destroyed;
+    }
     if (err != cudaSuccess) {
       cudaGetLastError();
       return {StatusCode::kCudaError, "GemmPlan: allocating and zeroing its " +

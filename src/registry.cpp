@@ -416,7 +416,8 @@ constexpr auto prod_kernels(std::index_sequence<kConfig...>) {
                  "order, alignment and batch",
                  prod_constraints(), &kernels::launch_prod_config<kernels::kAutoConfig>, kProdRank,
                  &kernels::workspace_prod_config<kernels::kAutoConfig>,
-                 /*workspace_optional=*/true, &kernels::describe_prod_config<kernels::kAutoConfig>},
+                 /*workspace_optional=*/true, &kernels::describe_prod_config<kernels::kAutoConfig>,
+                 /*passed_over=*/nullptr, &kernels::limits_prod_config<kernels::kAutoConfig>},
       KernelInfo{"prod-invariant",
                  "production family, batch-invariant (GemmOptions::batch_invariant): no K split "
                  "and a config that does not depend on M, so each row of C has the same bits "
@@ -424,7 +425,8 @@ constexpr auto prod_kernels(std::index_sequence<kConfig...>) {
                  prod_constraints(), &kernels::launch_prod_config<kernels::kInvariantConfig>,
                  /*dispatch_rank=*/0, &kernels::workspace_prod_config<kernels::kInvariantConfig>,
                  /*workspace_optional=*/true,
-                 &kernels::describe_prod_config<kernels::kInvariantConfig>},
+                 &kernels::describe_prod_config<kernels::kInvariantConfig>,
+                 /*passed_over=*/nullptr, &kernels::limits_prod_config<kernels::kInvariantConfig>},
       KernelInfo{
           "prod-skinny",
           "production family, small-M path: mma.sync fed by per-warp load streams, 16 rows of "
@@ -437,7 +439,9 @@ constexpr auto prod_kernels(std::index_sequence<kConfig...>) {
                  &kernels::launch_prod_config<static_cast<int>(kConfig)>,
                  /*dispatch_rank=*/0, &kernels::workspace_prod_config<static_cast<int>(kConfig)>,
                  /*workspace_optional=*/true,
-                 &kernels::describe_prod_config<static_cast<int>(kConfig)>}...};
+                 &kernels::describe_prod_config<static_cast<int>(kConfig)>,
+                 /*passed_over=*/nullptr,
+                 &kernels::limits_prod_config<static_cast<int>(kConfig)>}...};
 }
 
 template <typename T, std::size_t kA, std::size_t kB>

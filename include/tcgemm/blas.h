@@ -30,7 +30,8 @@
 //
 // Where tcgemm refuses what cuBLAS documents no check for: a negative
 // stride with batch_count > 1, and a non-finite alpha or beta, are
-// kInvalidValue. batch_count 0 does nothing and succeeds, as in cuBLAS.
+// kInvalidValue. batch_count 0 runs nothing and succeeds, as in cuBLAS,
+// when the other arguments but the pointers are valid.
 //
 // Each call maps its arguments onto tcgemm::GemmArgs (gemm_ex_args) and
 // runs tcgemm::gemm: the same kernels, results, errors and quick returns
@@ -69,8 +70,9 @@ Status gemm_ex(Op transa, Op transb, std::int64_t m, std::int64_t n, std::int64_
 // The strided batched forms (cublasGemmStridedBatchedEx): batch_count
 // problems, entry i of each matrix stride_a / stride_b / stride_c elements
 // after entry i - 1 (0 on A or B shares one matrix; C's entries must not
-// overlap). gemm_strided_batched_ex with batch_count 0 returns success
-// after checking transa and transb (there is nothing to run); the *_args
+// overlap). gemm_strided_batched_ex with batch_count 0 runs nothing: it
+// returns what tcgemm::validate says of the same arguments with one entry
+// and any pointers (sizes, leading dimensions, dtypes, alpha, beta); the *_args
 // form then gives GemmArgs with batch_count 0, which tcgemm::validate
 // refuses.
 Status gemm_strided_batched_ex_args(Op transa, Op transb, std::int64_t m, std::int64_t n,

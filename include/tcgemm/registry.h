@@ -87,6 +87,12 @@ struct KernelInfo {
   // kernel named in GemmOptions still runs. Called only after
   // check_constraints passed.
   bool (*passed_over)(const GemmArgs& args) = nullptr;
+  // kNotSupported, naming the limit, where the kernel's launch would refuse
+  // this problem though its constraints pass (a size only the launch's
+  // choice of tile and K split shows), so that tcgemm::describe reports
+  // what gemm would return; nullptr or success: no such limit. Called only
+  // after check_constraints passed.
+  Status (*limits)(const GemmArgs& args) = nullptr;
 };
 
 // All kernels, in ladder order (the order tables and listings use).

@@ -80,6 +80,9 @@ Status launch_prod(const GemmArgs& args, int config);
 std::size_t workspace_prod(const GemmArgs& args, int config);
 // The full launch configuration, one line (tcgemm::describe).
 std::string describe_prod(const GemmArgs& args, int config);
+// kNotSupported where the launch would refuse the problem's size
+// (prepare's size_limits), else success: KernelInfo::limits.
+Status limits_prod(const GemmArgs& args, int config);
 
 // The family's small-M path (src/kernels/prod/skinny.h): A row-major, B
 // column-major, K-contiguous rows 16-byte aligned; any M, N (the registry
@@ -99,6 +102,10 @@ std::size_t workspace_prod_config(const GemmArgs& args) {
 template <int kConfig>
 std::string describe_prod_config(const GemmArgs& args) {
   return describe_prod(args, kConfig);
+}
+template <int kConfig>
+Status limits_prod_config(const GemmArgs& args) {
+  return limits_prod(args, kConfig);
 }
 
 }  // namespace tcgemm::kernels

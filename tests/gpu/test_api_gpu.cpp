@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <optional>
 #include <string>
 #include <thread>
@@ -169,6 +170,8 @@ TEST_F(GemmApi, CompareCountsAOneUlpErrorAndANaN) {
 TEST_F(GemmApi, BlasArgumentsGiveCublasResultsBitForBit) {
   cublasHandle_t handle = nullptr;
   ASSERT_EQ(cublasCreate(&handle), CUBLAS_STATUS_SUCCESS);
+  // Destroyed however the test leaves (an ASSERT returns early).
+  const std::unique_ptr<cublasContext, decltype(&cublasDestroy)> owner(handle, &cublasDestroy);
   ASSERT_EQ(cublasSetMathMode(handle, static_cast<cublasMath_t>(
                                           CUBLAS_DEFAULT_MATH |
                                           CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION)),
@@ -242,7 +245,6 @@ TEST_F(GemmApi, BlasArgumentsGiveCublasResultsBitForBit) {
       }
     }
   }
-  cublasDestroy(handle);
 }
 
 // ---- K == 0: C = beta * C -------------------------------------------------------
@@ -407,8 +409,9 @@ TEST_F(GemmApi, WorkspaceSizeIsZeroOnErrorsAndQuickReturns) {
   }
   // A problem gemm refuses because its aligned copies would pass 2^62 bytes
   // (A's batch stride of one element: 2^31 - 1 copies of 65536 x 65536)
-  // needs no workspace: 0, not a size that wrapped. The addresses are never
-  // read: both calls return before touching memory.
+  // needs no workspace: 0, not a size that wrapped; describe says what gemm
+  // returns. The addresses are never read: every call returns before
+  // touching memory.
   GemmArgs huge;
   huge.m = 65536;
   huge.n = 1;
@@ -422,6 +425,7 @@ TEST_F(GemmApi, WorkspaceSizeIsZeroOnErrorsAndQuickReturns) {
             65536, 65536};
   ASSERT_TRUE(IsOk(tcgemm::validate(huge)));
   EXPECT_EQ(tcgemm::describe(huge).status.code, StatusCode::kNotSupported);
+  EXPECT_EQ(tcgemm::gemm(huge).code, StatusCode::kNotSupported);
   EXPECT_EQ(tcgemm::workspace_size(huge), 0u);
 }
 

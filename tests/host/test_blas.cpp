@@ -140,4 +140,20 @@ TEST(Blas, StridedBatchedMapsTheStridesAndChecksCsEntries) {
                     "batch_count"));
 }
 
+// With no entries the pointers need not be given, but the rest is checked
+// as cuBLAS checks it: a negative size or a short leading dimension is
+// refused though there is nothing to run.
+TEST(Blas, NoEntriesStillChecksSizesAndLeadingDimensions) {
+  const auto none = [](std::int64_t m, std::int64_t lda, std::int64_t ldc, const void* a) {
+    return tcgemm::blas::gemm_strided_batched_ex(Op::kT, Op::kN, m, kN, kK, 1.0f, a,
+                                                 DType::kBF16, lda, 0, nullptr, DType::kBF16, kK,
+                                                 0, 0.0f, nullptr, DType::kBF16, ldc, 0, 0);
+  };
+  EXPECT_TRUE(none(kM, kK, kM, nullptr).ok());
+  EXPECT_TRUE(none(kM, kK, kM, kA).ok());
+  EXPECT_TRUE(names(none(-1, kK, kM, nullptr), "m=-1"));
+  EXPECT_TRUE(names(none(kM, kK - 1, kM, nullptr), "lda"));
+  EXPECT_TRUE(names(none(kM, kK, kM - 1, nullptr), "ldc"));
+}
+
 }  // namespace

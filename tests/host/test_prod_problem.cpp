@@ -1234,6 +1234,31 @@ TEST(ProdProblem, CopiesTooLargeToCountDoNotFit) {
   EXPECT_TRUE(tcgemm::prod::repack_fits(tcgemm::prod::canonicalize(args)));
 }
 
+// The sizes a launch cannot index, in one place (size_limits): prepare()
+// refuses with it, workspace_choice() is 0 where it fails, and the registry's
+// `limits` hook gives tcgemm::describe the same status.
+TEST(ProdProblem, SizeLimitsNameEachLimit) {
+  using tcgemm::kernels::prod::size_limits;
+  const auto refused = [](const tcgemm::Status& s, const std::string& what) {
+    return s.code == tcgemm::StatusCode::kNotSupported && s.message.find(what) != std::string::npos;
+  };
+  GemmArgs args = problem(8, 1, std::int64_t{1} << 30, kRow, kCol, kCol);
+  args.batch_count = std::int64_t{1} << 30;
+  args.a.stride = 1;
+  args.b.stride = 0;
+  args.c.stride = 8;
+  tcgemm::prod::Choice choice;  // row 0, unsplit
+  EXPECT_TRUE(refused(size_limits(tcgemm::prod::canonicalize(args), choice), "2^62 bytes"));
+  EXPECT_EQ(tcgemm::kernels::prod::workspace_choice(args, choice), 0u);
+  args.batch_count = 1 << 20;
+  EXPECT_TRUE(size_limits(tcgemm::prod::canonicalize(args), choice).ok());
+  // 2^20 entries in 2^11 K splits: past the 32-bit batch coordinate.
+  choice.k_splits = 1 << 11;
+  EXPECT_TRUE(refused(size_limits(tcgemm::prod::canonicalize(args), choice), "batch_count x K"));
+  choice.k_splits = 1 << 10;
+  EXPECT_TRUE(size_limits(tcgemm::prod::canonicalize(args), choice).ok());
+}
+
 }  // namespace
 
 // A map's L2 fetch: 256 bytes unless its rows are 256 bytes or more apart

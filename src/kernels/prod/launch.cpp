@@ -265,11 +265,35 @@ Status device_model(const GemmArgs& args, tcgemm::prod::DeviceModel* model) {
   return s;
 }
 
+Status size_limits(const Problem& problem, Choice choice) {
+  const tcgemm::prod::ConfigEntry& entry = kConfigs[choice.config];
+  const tcgemm::prod::TileConfig& tile = entry.tile;
+  const GemmArgs& c = problem.args;
+  const std::int64_t tiles_m = sched::ceil_div(c.m, tile.bm);
+  const std::int64_t tiles_n = sched::ceil_div(c.n, tile.bn);
+  if (sched::ceil_div(tiles_m, tile.cluster_m) * tiles_n > sched::HilbertOrder::kMaxItems) {
+    return {StatusCode::kNotSupported,
+            std::string(entry.name) + ": more tiles per batch entry than its order indexes"};
+  }
+  if (!tcgemm::prod::repack_fits(problem)) {
+    return {StatusCode::kNotSupported,
+            std::string(entry.name) +
+                ": the aligned copies of A and B it would make need over 2^62 bytes"};
+  }
+  const std::int64_t splits = tcgemm::prod::effective_splits(c.k, choice.k_splits);
+  if (c.batch_count * splits > INT32_MAX) {
+    return {StatusCode::kNotSupported, std::string(entry.name) + ": batch_count x K splits (" +
+                                           std::to_string(c.batch_count * splits) +
+                                           ") past the 32-bit batch coordinate"};
+  }
+  return Status::success();
+}
+
 std::size_t workspace_choice(const GemmArgs& args, Choice choice, bool allow_stream_k) {
   const Problem problem = tcgemm::prod::oriented(args, choice);
-  // Aligned copies past 2^62 bytes: gemm refuses the problem (prepare), so
-  // it needs no workspace (and the sizes below would wrap).
-  if (!tcgemm::prod::repack_fits(problem)) return 0;
+  // A problem prepare refuses needs no workspace (and past 2^62 bytes of
+  // aligned copies the sizes below would wrap).
+  if (!size_limits(problem, choice).ok()) return 0;
   // Before a launch has its grid, a tail split's split units are bounded by
   // the clusters the device could hold at most.
   std::int64_t max_resident = tcgemm::prod::work_units(problem, choice.config);
@@ -312,6 +336,13 @@ std::string describe_prod(const GemmArgs& args, int config) {
       tcgemm::prod::launch_config(tcgemm::prod::oriented(args, choice), choice, model);
   l.stream_k = l.stream_k && prod::stream_k_enabled() && config != kInvariantConfig;
   return tcgemm::prod::to_string(l);
+}
+
+Status limits_prod(const GemmArgs& args, int config) {
+  Choice choice;
+  // (Without a device to choose by, the launch reports that.)
+  if (!prod::resolve_choice(args, config, &choice).ok()) return Status::success();
+  return prod::size_limits(tcgemm::prod::oriented(args, choice), choice);
 }
 
 Status launch_prod(const GemmArgs& args, int config) {
@@ -397,20 +428,7 @@ Status prod::prepare(const GemmArgs& args, Choice choice, PreparedLaunch* out,
     p.ldc = problem.c_row_major ? c.n : c.m;
     p.stride_c = c.m * c.n;
   }
-  if (sched::ceil_div(p.tiles_m, tile.cluster_m) * p.tiles_n > sched::HilbertOrder::kMaxItems) {
-    return {StatusCode::kNotSupported,
-            std::string(entry.name) + ": more tiles per batch entry than its order indexes"};
-  }
-  if (!tcgemm::prod::repack_fits(problem)) {
-    return {StatusCode::kNotSupported,
-            std::string(entry.name) +
-                ": the aligned copies of A and B it would make need over 2^62 bytes"};
-  }
-  if (c.batch_count * splits > INT32_MAX) {
-    return {StatusCode::kNotSupported, std::string(entry.name) + ": batch_count x K splits (" +
-                                           std::to_string(c.batch_count * splits) +
-                                           ") past the 32-bit batch coordinate"};
-  }
+  if (Status s = size_limits(problem, choice); !s.ok()) return s;
 
   // How the instance stores C (or a second kernel's dense fp32 slices, laid
   // out as C is).

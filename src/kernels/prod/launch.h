@@ -38,6 +38,13 @@ bool config_of_kernel(std::string_view kernel_name, int* config);
 Status launch_choice(const GemmArgs& args, tcgemm::prod::Choice choice,
                      bool allow_stream_k = true);
 
+// The sizes past what a launch of `choice` indexes (kNotSupported naming
+// the limit, else success): tiles per batch entry past the tile order's
+// range, aligned copies of A and B over 2^62 bytes, batch_count x K splits
+// past the 32-bit batch coordinate. prepare() refuses with it, and
+// workspace_choice() is 0 where it fails.
+Status size_limits(const tcgemm::prod::Problem& problem, tcgemm::prod::Choice choice);
+
 // The workspace launch_choice(args, choice) uses (kernels.h's workspace_prod).
 std::size_t workspace_choice(const GemmArgs& args, tcgemm::prod::Choice choice,
                              bool allow_stream_k = true);
