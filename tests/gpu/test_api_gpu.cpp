@@ -427,6 +427,21 @@ TEST_F(GemmApi, WorkspaceSizeIsZeroOnErrorsAndQuickReturns) {
   EXPECT_EQ(tcgemm::describe(huge).status.code, StatusCode::kNotSupported);
   EXPECT_EQ(tcgemm::gemm(huge).code, StatusCode::kNotSupported);
   EXPECT_EQ(tcgemm::workspace_size(huge), 0u);
+  // A copied A whose batch entries would lie 2^40 bytes apart, past what a
+  // TMA tensor map strides: refused alike.
+  GemmArgs far = huge;
+  far.m = 1 << 20;
+  far.n = 64;
+  far.k = 1 << 19;
+  far.batch_count = 2;
+  far.a.ld = far.k;
+  far.b.ld = far.k;
+  far.c.ld = far.m;
+  far.c.stride = far.m * far.n;
+  ASSERT_TRUE(IsOk(tcgemm::validate(far)));
+  EXPECT_EQ(tcgemm::describe(far).status.code, StatusCode::kNotSupported);
+  EXPECT_EQ(tcgemm::gemm(far).code, StatusCode::kNotSupported);
+  EXPECT_EQ(tcgemm::workspace_size(far), 0u);
 }
 
 // The production family's workspace is optional: without one (or with one

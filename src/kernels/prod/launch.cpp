@@ -5,6 +5,7 @@
 // encode the three tensor maps, then launch the instance.
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <mutex>
@@ -280,6 +281,25 @@ Status size_limits(const Problem& problem, Choice choice) {
             std::string(entry.name) +
                 ": the aligned copies of A and B it would make need over 2^62 bytes"};
   }
+  // The operands' tensor maps: dimensions up to 2^32 elements, and a copied
+  // operand's batch entries under 2^40 bytes apart (one TMA streams from
+  // the caller's memory meets TMA's rules, or it is copied).
+  for (const OperandView* v : {&problem.a, &problem.b}) {
+    const bool caller_a = (v == &problem.a) != problem.swapped;
+    const std::string name = caller_a ? "A" : "B";
+    if (static_cast<std::uint64_t>(std::max(v->inner, v->outer)) > kTmaMaxGlobalDim) {
+      return {StatusCode::kNotSupported,
+              std::string(entry.name) + ": " + name + " has a dimension past the 2^32 elements " +
+                  "a TMA tensor map spans"};
+    }
+    const auto elem = static_cast<std::uint64_t>(size_of(v->dtype));
+    if (v->path == OperandPath::kRepack && !v->shared &&
+        !tma_stride_ok(static_cast<std::uint64_t>(tcgemm::prod::repacked_stride(*v)) * elem)) {
+      return {StatusCode::kNotSupported,
+              std::string(entry.name) + ": the aligned copy of " + name +
+                  " would place its batch entries 2^40 bytes or more apart (TMA's stride limit)"};
+    }
+  }
   const std::int64_t splits = tcgemm::prod::effective_splits(c.k, choice.k_splits);
   if (c.batch_count * splits > INT32_MAX) {
     return {StatusCode::kNotSupported, std::string(entry.name) + ": batch_count x K splits (" +
@@ -340,8 +360,7 @@ std::string describe_prod(const GemmArgs& args, int config) {
 
 Status limits_prod(const GemmArgs& args, int config) {
   Choice choice;
-  // (Without a device to choose by, the launch reports that.)
-  if (!prod::resolve_choice(args, config, &choice).ok()) return Status::success();
+  if (Status s = prod::resolve_choice(args, config, &choice); !s.ok()) return s;  // as the launch
   return prod::size_limits(tcgemm::prod::oriented(args, choice), choice);
 }
 
