@@ -178,7 +178,8 @@ bool has_work(const GemmArgs& args);
 // a product to compute, M, N or K over 2^31 - 257 or batch_count over
 // 2^31 - 1, past 32-bit TMA coordinates; the quick returns below have no
 // such limit;
-// aligned copies of misaligned operands that would need over 2^62 bytes; or
+// aligned copies of misaligned operands that would need over 2^62 bytes, or
+// whose batch entries would lie 2^40 bytes or more apart; or
 // a named kernel that cannot run the problem, with its reason),
 // kArchMismatch (no sm_90 device), kCudaError (launch, allocation or driver
 // failure).

@@ -1258,11 +1258,6 @@ TEST(ProdProblem, SizeLimitsNameEachLimit) {
   choice.k_splits = 1 << 10;
   EXPECT_TRUE(size_limits(tcgemm::prod::canonicalize(args), choice).ok());
   choice.k_splits = 1;
-  // A dimension past the 2^32 elements a tensor map spans: M = 2^33.
-  GemmArgs tall = problem(std::int64_t{1} << 33, 1, 8, kRow, kCol, kCol);
-  ASSERT_TRUE(tcgemm::validate(tall).ok()) << tcgemm::validate(tall).message;
-  EXPECT_TRUE(refused(size_limits(tcgemm::prod::canonicalize(tall), choice), "2^32 elements"));
-  EXPECT_EQ(tcgemm::kernels::prod::workspace_choice(tall, choice), 0u);
   // A copied A whose batch entries (2^20 rows of 2^19) lie 2^40 bytes apart.
   GemmArgs far = problem(1 << 20, 64, 1 << 19, kRow, kCol, kCol);
   far.batch_count = 2;

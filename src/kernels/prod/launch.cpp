@@ -5,7 +5,6 @@
 // encode the three tensor maps, then launch the instance.
 #include <cuda_runtime_api.h>
 
-#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <mutex>
@@ -281,22 +280,16 @@ Status size_limits(const Problem& problem, Choice choice) {
             std::string(entry.name) +
                 ": the aligned copies of A and B it would make need over 2^62 bytes"};
   }
-  // The operands' tensor maps: dimensions up to 2^32 elements, and a copied
-  // operand's batch entries under 2^40 bytes apart (one TMA streams from
-  // the caller's memory meets TMA's rules, or it is copied).
+  // A copied operand's batch entries under 2^40 bytes apart, TMA's stride
+  // limit (an operand streamed from the caller's memory meets TMA's rules,
+  // or it is copied; the registry bounds M, N and K).
   for (const OperandView* v : {&problem.a, &problem.b}) {
-    const bool caller_a = (v == &problem.a) != problem.swapped;
-    const std::string name = caller_a ? "A" : "B";
-    if (static_cast<std::uint64_t>(std::max(v->inner, v->outer)) > kTmaMaxGlobalDim) {
-      return {StatusCode::kNotSupported,
-              std::string(entry.name) + ": " + name + " has a dimension past the 2^32 elements " +
-                  "a TMA tensor map spans"};
-    }
     const auto elem = static_cast<std::uint64_t>(size_of(v->dtype));
     if (v->path == OperandPath::kRepack && !v->shared &&
         !tma_stride_ok(static_cast<std::uint64_t>(tcgemm::prod::repacked_stride(*v)) * elem)) {
+      const bool caller_a = (v == &problem.a) != problem.swapped;
       return {StatusCode::kNotSupported,
-              std::string(entry.name) + ": the aligned copy of " + name +
+              std::string(entry.name) + ": the aligned copy of " + (caller_a ? "A" : "B") +
                   " would place its batch entries 2^40 bytes or more apart (TMA's stride limit)"};
     }
   }

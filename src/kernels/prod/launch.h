@@ -40,9 +40,9 @@ Status launch_choice(const GemmArgs& args, tcgemm::prod::Choice choice,
 
 // The sizes past what a launch of `choice` indexes (kNotSupported naming
 // the limit, else success): tiles per batch entry past the tile order's
-// range, aligned copies of A and B over 2^62 bytes, an operand dimension
-// past 2^32 elements or a copied operand's batch stride past 2^40 bytes
-// (TMA's limits), batch_count x K splits past the 32-bit batch coordinate. prepare() refuses with it, and
+// range, aligned copies of A and B over 2^62 bytes, a copied operand's
+// batch stride past 2^40 bytes (TMA's limit), batch_count x K splits past
+// the 32-bit batch coordinate. prepare() refuses with it, and
 // workspace_choice() is 0 where it fails.
 Status size_limits(const tcgemm::prod::Problem& problem, tcgemm::prod::Choice choice);
 
