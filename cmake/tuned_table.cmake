@@ -234,8 +234,10 @@ function(tcgemm_tuned_table)
       _tcgemm_tuned_enum(b_path_cpp "${file}" b_path "${b_path}" ${paths})
       _tcgemm_tuned_enum(epilogue_cpp "${file}" epilogue "${epilogue}" ${epilogues})
       # The same problem twice for one GPU: name both (the static_assert in
-      # the generated source would say only that there is a pair).
-      set(key "${device}|${dtype}|${out_dtype}|${layout}|${a_path}|${b_path}|${epilogue}|${m}|${n}|${k}|${batch}")
+      # the generated source would say only that there is a pair). The key
+      # holds the parsed layouts, so that "tn" and "tnc" (C column-major
+      # either way) are one.
+      set(key "${device}|${dtype}|${out_dtype}|${a_cpp}|${b_cpp}|${c_cpp}|${a_path}|${b_path}|${epilogue}|${m}|${n}|${k}|${batch}")
       string(REPLACE ";" "," key "${key}")
       list(FIND keys "${key}" earlier)
       if(NOT earlier EQUAL -1)

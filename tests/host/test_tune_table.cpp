@@ -199,9 +199,11 @@ TEST(TuneTableFile, RejectsIntegersThatAreNotCountsAndMembersOfTheWrongKind) {
       {"the same problem twice", [](json& j) { j["shapes"].push_back(j["shapes"][0]); },
        "the same problem"},
       {"a negative time", [](json& j) { j["shapes"][0]["heuristic"]["ms"] = -1.0; },
-       "\"ms\" is -1.0, not a finite time"},
+       "\"ms\" is -1.0, not a time"},
       {"a time under a nanosecond", [](json& j) { j["shapes"][0]["tuned"]["ms"] = 1e-320; },
-       "at least 1e-6 milliseconds"},
+       "1e-6 to 1e6 milliseconds"},
+      {"a time past a thousand seconds", [](json& j) { j["shapes"][0]["heuristic"]["ms"] = 1e308; },
+       "1e-6 to 1e6 milliseconds"},
       {"a failed heuristic with a time",
        [](json& j) { j["shapes"][0]["heuristic"]["status"] = "FAIL(rel_err)"; },
        "only a verified (\"ok\") choice has a time"},
@@ -226,6 +228,25 @@ TEST(TuneTableFile, RejectsIntegersThatAreNotCountsAndMembersOfTheWrongKind) {
           << b.what << ": " << e.what();
       EXPECT_NE(std::string(e.what()).find("x.json"), std::string::npos) << e.what();
     }
+  }
+}
+
+// Nesting far past a table's own depth is refused by name while parsing (the
+// recursive copies of so deep a value would overflow the stack).
+TEST(TuneTableFile, DeepNestingIsRefusedNotACrash) {
+  const TempDir dir;
+  const std::filesystem::path path = dir.path() / "deep.json";
+  {
+    std::ofstream out(path);
+    const int depth = 200000;
+    out << R"({"format": "tcgemm-tuned-table", "format_version": 1, "gpu": )"
+        << std::string(depth, '[') << std::string(depth, ']') << "}";
+  }
+  try {
+    load_table(path);
+    ADD_FAILURE() << "a 200000-deep file was read as a table";
+  } catch (const TableError& e) {
+    EXPECT_NE(std::string(e.what()).find("levels deep"), std::string::npos) << e.what();
   }
 }
 

@@ -306,17 +306,6 @@ TEST(TunedGeneratedTable, NoFilesGiveAnEmptyTable) {
   EXPECT_FALSE(lookup(tuned::empty_table(), kH200, tn(16, 4096, 4096)));
 }
 
-TEST(TunedGeneratedTable, EmbeddedTableIsSortedAndUnique) {
-  // Whatever data/tuned/ holds (maybe nothing).
-  const std::span<const Entry> table = tuned::embedded_table();
-  EXPECT_TRUE(std::is_sorted(table.begin(), table.end(), tuned::key_less));
-  // No key twice (the generated source static_asserts it; this says which).
-  for (std::size_t i = 1; i < table.size(); ++i) {
-    EXPECT_FALSE(tuned::key(table[i - 1]) == tuned::key(table[i]))
-        << "entries " << i - 1 << " and " << i << " share a key";
-  }
-}
-
 // Every entry of the committed tables is one the dispatcher uses: its config
 // still exists (or is the small-M path), its split is one the family runs,
 // and looking its problem up gives exactly its choice. (lookup() ignores an
@@ -325,7 +314,6 @@ TEST(TunedGeneratedTable, EmbeddedTableIsSortedAndUnique) {
 TEST(TunedGeneratedTable, EveryEmbeddedEntryIsLive) {
   // The committed H200 table is embedded (an empty table would pass the loop).
   ASSERT_GT(tuned::embedded_table().size(), 0u);
-  int checked = 0;
   for (const Entry& e : tuned::embedded_table()) {
     const std::string what = std::string(e.device) + " " + std::to_string(e.m) + "x" +
                              std::to_string(e.n) + "x" + std::to_string(e.k) + " " +
@@ -348,7 +336,6 @@ TEST(TunedGeneratedTable, EveryEmbeddedEntryIsLive) {
     }
     ASSERT_EQ(tuned::operand_paths(args), (tuned::OperandPaths{e.a_path, e.b_path, e.epilogue}))
         << what;
-    ++checked;
     ASSERT_EQ(tuned::find(tuned::embedded_table(), e.device, args), &e) << what;
     if (e.config == tuned::kSkinnyKernel) {
       EXPECT_FALSE(lookup(e.device, args)) << what << ": no tile choice for a small-M entry";
@@ -356,7 +343,6 @@ TEST(TunedGeneratedTable, EveryEmbeddedEntryIsLive) {
     }
     const std::optional<int> config = tuned::config_index(e.config);
     ASSERT_TRUE(config) << what << ": no such config";
-    EXPECT_GE(e.k_splits, 1) << what;
     if (e.split_tail) {
       EXPECT_EQ(tcgemm::prod::kConfigs[*config].tile.ctas_per_sm, 1)
           << what << ": a last-wave split on a config of several CTAs per SM";
@@ -365,8 +351,7 @@ TEST(TunedGeneratedTable, EveryEmbeddedEntryIsLive) {
               (Choice{*config, e.k_splits, /*separate_reduction=*/false, e.split_tail, e.flipped}))
         << what;
   }
-  EXPECT_EQ(checked, static_cast<int>(tuned::embedded_table().size()));
-  RecordProperty("entries_checked", checked);
+  RecordProperty("entries_checked", static_cast<int>(tuned::embedded_table().size()));
 }
 
 }  // namespace

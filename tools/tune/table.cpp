@@ -155,17 +155,19 @@ json measured_json(const Measured& m) {
 }
 
 Measured measured_of(const json& j, const std::string& where) {
-  // A time is a finite number of milliseconds no shorter than a nanosecond
-  // (no launch is): anything else would turn the report's slowdowns into
-  // nonsense. Only a verified choice has one.
+  // A time is a finite number of milliseconds from a nanosecond (no launch
+  // is shorter) to a thousand seconds (no timed launch is longer): anything
+  // else would turn the report's slowdowns into nonsense (a ratio of 1e308
+  // to 1e-6 prints "infx"). Only a verified choice has one.
   constexpr double kShortestMs = 1e-6;
+  constexpr double kLongestMs = 1e6;
   const std::optional<double> ms = optional_member<double>(j, "ms", where);
-  if (ms && !(std::isfinite(*ms) && *ms >= kShortestMs)) {
+  if (ms && !(*ms >= kShortestMs && *ms <= kLongestMs)) {
     const std::string value = std::isfinite(*ms)  ? json(*ms).dump()
                               : std::isnan(*ms) ? std::string("NaN")
                                                 : std::string("infinite");
     throw TableError(where + ": \"ms\" is " + value +
-                     ", not a finite time of at least 1e-6 milliseconds");
+                     ", not a time of 1e-6 to 1e6 milliseconds");
   }
   const std::string status = member<std::string>(j, "status", where);
   if (ms && status != "ok") {
@@ -232,7 +234,7 @@ TunedShape shape_of(const json& j, const std::string& where) {
   k.paths.b = operand_path_of(member<std::string>(j, "b_path", where), where);
   k.paths.epilogue = epilogue_of(member<std::string>(j, "epilogue", where), where);
   // "tuned" is null when no candidate verified, never absent.
-  if (!member<json>(j, "tuned", where).is_null()) {
+  if (!find_member(j, "tuned", where).is_null()) {
     s.tuned = measured_of(j.at("tuned"), where + ".tuned");
     // The winner is what the dispatcher will run: it verified and was timed.
     if (s.tuned->status != "ok" || !s.tuned->ms) {
@@ -240,8 +242,8 @@ TunedShape shape_of(const json& j, const std::string& where) {
                        "\"ok\" and \"ms\" set), got status \"" + s.tuned->status + "\"");
     }
   }
-  s.heuristic = measured_of(member<json>(j, "heuristic", where), where + ".heuristic");
-  const json candidates = member<json>(j, "candidates", where);
+  s.heuristic = measured_of(find_member(j, "heuristic", where), where + ".heuristic");
+  const json& candidates = find_member(j, "candidates", where);
   if (!candidates.is_array()) throw TableError(where + ": \"candidates\" is not an array");
   for (std::size_t i = 0; i < candidates.size(); ++i) {
     const std::string at = where + ".candidates[" + std::to_string(i) + "]";
@@ -378,7 +380,7 @@ TunedTable from_json(const nlohmann::json& j, const std::string& origin) {
   }
   TunedTable table;
   TableHeader& h = table.header;
-  const json gpu = member<json>(j, "gpu", origin);
+  const json& gpu = find_member(j, "gpu", origin);
   h.gpu_name = name_member(gpu, "name", origin + ".gpu", /*any_printable=*/true);
   h.sm_count = member<int>(gpu, "sm_count", origin + ".gpu");
   h.library_version = member<std::string>(j, "library_version", origin);
@@ -386,11 +388,11 @@ TunedTable from_json(const nlohmann::json& j, const std::string& origin) {
   h.created = member<std::string>(j, "created", origin);
   h.updated = member<std::string>(j, "updated", origin);
   const std::string at = origin + ".method";
-  const json method = member<json>(j, "method", origin);
+  const json& method = find_member(j, "method", origin);
   h.method = {member<int>(method, "warmup", at), member<int>(method, "reps", at),
               member<int>(method, "long_reps", at), member<double>(method, "long_ms", at),
               member<int>(method, "max_candidates", at)};
-  const json shapes = member<json>(j, "shapes", origin);
+  const json& shapes = find_member(j, "shapes", origin);
   if (!shapes.is_array()) throw TableError(origin + ": \"shapes\" is not an array");
   for (std::size_t i = 0; i < shapes.size(); ++i) {
     const std::string where = origin + ".shapes[" + std::to_string(i) + "]";
@@ -413,9 +415,20 @@ std::optional<TunedTable> load_table(const std::filesystem::path& path) {
   }
   std::ifstream in(path);
   if (!in) throw TableError(path.string() + ": cannot be opened");
+  // A table nests five levels deep (shapes, a shape, its candidates, one of
+  // them, its values). Past a few more the file is not one, and a deep
+  // enough nesting would overflow the stack of the recursive json copies.
+  constexpr int kMaxDepth = 16;
+  const auto depth_limit = [&](int depth, json::parse_event_t, json&) {
+    if (depth > kMaxDepth) {
+      throw TableError(path.string() + ": nests values more than " + std::to_string(kMaxDepth) +
+                       " levels deep (a tuned table nests five)");
+    }
+    return true;
+  };
   json j;
   try {
-    j = json::parse(in);
+    j = json::parse(in, depth_limit);
   } catch (const json::exception& e) {
     throw TableError(path.string() + ": not valid JSON: " + e.what());
   }
