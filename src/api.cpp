@@ -293,27 +293,33 @@ bool has_work(const GemmArgs& args) {
   return args.m != 0 && args.n != 0 && !((args.k == 0 || args.alpha == 0.0f) && args.beta == 1.0f);
 }
 
+Status options_kernel(const GemmOptions& options, const KernelInfo** forced) {
+  *forced = nullptr;
+  if (options.batch_invariant) {
+    if (!options.kernel.empty()) {
+      return invalid(
+          "options.batch_invariant runs the kernel 'prod-invariant'; options.kernel "
+          "must be empty (it is '" +
+          std::string(options.kernel) + "')");
+    }
+    *forced = find_kernel(kBatchInvariantKernel);
+  } else if (!options.kernel.empty()) {
+    *forced = find_kernel(options.kernel);
+    if (*forced == nullptr) {
+      return invalid("options.kernel names no registry kernel: '" + std::string(options.kernel) +
+                     "'");
+    }
+  }
+  return Status::success();
+}
+
 // With `unlimited_workspace`, every kernel is taken to have the workspace it
 // needs (workspace_size asks so).
 KernelChoice choose_for_call(const GemmArgs& args, const GemmOptions& options,
                              bool unlimited_workspace) {
   if (Status s = validate(args); !s.ok()) return {s};
   const KernelInfo* forced = nullptr;
-  if (options.batch_invariant) {
-    if (!options.kernel.empty()) {
-      return {
-          invalid("options.batch_invariant runs the kernel 'prod-invariant'; options.kernel "
-                  "must be empty (it is '" +
-                  std::string(options.kernel) + "')")};
-    }
-    forced = find_kernel(kBatchInvariantKernel);
-  } else if (!options.kernel.empty()) {
-    forced = find_kernel(options.kernel);
-    if (forced == nullptr) {
-      return {invalid("options.kernel names no registry kernel: '" + std::string(options.kernel) +
-                      "'")};
-    }
-  }
+  if (Status s = options_kernel(options, &forced); !s.ok()) return {s};
   if (!has_work(args)) return {};  // a quick return needs no device
 
   Status device_status;

@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <string>
 
+#include "dispatch.h"
+
 namespace tcgemm::blas {
 namespace {
 
@@ -69,15 +71,18 @@ Status gemm_strided_batched_ex(Op transa, Op transb, std::int64_t m, std::int64_
   if (batch_count == 0) {
     // No batch entries, nothing to run (cuBLAS returns success too, where
     // tcgemm::gemm asks for batch_count >= 1); the other arguments are
-    // still checked, as cuBLAS checks its sizes and leading dimensions.
-    // Not the pointers, which a call with no entries need not give.
+    // still checked, as cuBLAS checks its sizes and leading dimensions, and
+    // the options, as gemm checks them on its quick returns. Not the
+    // pointers, which a call with no entries need not give.
     GemmArgs one = args;
     one.batch_count = 1;
     void* const stand_in = reinterpret_cast<void*>(std::uintptr_t{256});
     one.a.ptr = stand_in;
     one.b.ptr = stand_in;
     one.c.ptr = stand_in;
-    return validate(one);
+    if (Status s = validate(one); !s.ok()) return s;
+    const KernelInfo* forced = nullptr;
+    return options_kernel(options, &forced);
   }
   return gemm(args, options);
 }

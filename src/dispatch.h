@@ -31,6 +31,12 @@ KernelChoice choose_kernel(std::span<const KernelInfo> kernels, const KernelInfo
                            const GemmArgs& args, const DeviceCaps& device,
                            bool unlimited_workspace);
 
+// The kernel `options` name (GemmOptions::kernel, or the batch-invariant
+// kernel for GemmOptions::batch_invariant) into *forced, nullptr for none:
+// kInvalidValue for a name no registry kernel has, or for both options at
+// once. Checked on every call, quick returns included.
+Status options_kernel(const GemmOptions& options, const KernelInfo** forced);
+
 // What gemm(args, options) runs (src/api.cpp): validation, the options'
 // named or batch-invariant kernel, the device check, then choose_kernel;
 // kernel == nullptr with an ok status for the BLAS quick returns (M, N, K

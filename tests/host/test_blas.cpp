@@ -154,6 +154,16 @@ TEST(Blas, NoEntriesStillChecksSizesAndLeadingDimensions) {
   EXPECT_TRUE(names(none(-1, kK, kM, nullptr), "m=-1"));
   EXPECT_TRUE(names(none(kM, kK - 1, kM, nullptr), "lda"));
   EXPECT_TRUE(names(none(kM, kK, kM - 1, nullptr), "ldc"));
+  // The options too, as gemm checks them on its quick returns.
+  const auto with = [](const tcgemm::GemmOptions& options) {
+    return tcgemm::blas::gemm_strided_batched_ex(Op::kT, Op::kN, kM, kN, kK, 1.0f, nullptr,
+                                                 DType::kBF16, kK, 0, nullptr, DType::kBF16, kK, 0,
+                                                 0.0f, nullptr, DType::kBF16, kM, 0, 0, nullptr,
+                                                 options);
+  };
+  EXPECT_TRUE(names(with({.kernel = "no_such_kernel"}), "options.kernel"));
+  EXPECT_TRUE(names(with({.kernel = "prod-128x256", .batch_invariant = true}), "batch_invariant"));
+  EXPECT_TRUE(with({.kernel = "prod-128x256"}).ok());
 }
 
 }  // namespace
