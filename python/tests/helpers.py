@@ -26,5 +26,8 @@ def assert_exact(torch, got, want):
                                                                  want.shape, want.dtype)
     if not torch.equal(got, want):
         diff = (got.float() - want.float()).abs()
-        raise AssertionError(f"{int((diff > 0).sum())} of {diff.numel()} elements differ; "
-                             f"max |diff| {diff.max().item()}")
+        # NaN (an element never written, into a NaN-filled out) counts too.
+        differ = int((got.float() != want.float()).sum())
+        nans = int(diff.isnan().sum())
+        raise AssertionError(f"{differ} of {diff.numel()} elements differ ({nans} NaN); "
+                             f"max |diff| {diff.nan_to_num().max().item()}")
