@@ -143,9 +143,12 @@ inline std::size_t bytes_for(std::int64_t elements, DType dtype) {
 
 // C's buffer inside guard bands: kCGuardBytes before and after it, filled
 // with kCGuardByte, which no kernel may change (GuardsUntouched). C's base
-// keeps cudaMalloc's 256-byte alignment.
+// keeps cudaMalloc's 256-byte alignment. All ones is a NaN in every output
+// dtype (0xFFFF, 0xFFFFFFFF) with a sign and payload that GPU arithmetic
+// never produces (its NaNs are canonical, positive): an epilogue that stores
+// past C unmasked, even alpha * 0 + 1 * guard with beta == 1, changes it.
 inline constexpr std::size_t kCGuardBytes = 16384;
-inline constexpr unsigned char kCGuardByte = 0xA5;
+inline constexpr unsigned char kCGuardByte = 0xFF;
 
 struct GuardedC {
   DeviceBuffer frame;  // guard, C, guard
@@ -188,6 +191,20 @@ inline ::testing::AssertionResult GuardsUntouched(const GuardedC& c) {
          << " bytes), the first at byte offset " << first << " from C's base";
 }
 
+// Sets C's padding (each line's elements from its M or N up to ld, the
+// last line having none) to kCGuardByte bytes, a value no epilogue writes:
+// with beta != 0 a kernel that stored into the padding unmasked would
+// otherwise write back what it read there and pass PaddingUntouched.
+inline void poison_padding(const tcgemm::MutableMatrixRef& c, std::int64_t m, std::int64_t n) {
+  const std::int64_t line = c.layout == Layout::kColMajor ? m : n;
+  const std::int64_t lines = c.layout == Layout::kColMajor ? n : m;
+  if (c.ld <= line || lines < 2) return;
+  const std::size_t elem = tcgemm::size_of(c.dtype);
+  TCGEMM_CHECK_CUDA(cudaMemset2D(static_cast<unsigned char*>(c.ptr) + line * elem, c.ld * elem,
+                                 kCGuardByte, (c.ld - line) * elem,
+                                 static_cast<std::size_t>(lines - 1)));
+}
+
 // A problem living on the device: A and B hold normal(0, 1) values; C holds
 // normal(0, 1) values when beta != 0 and the NaN poison otherwise, so an
 // element the kernel fails to write is caught; guard bands around C catch
@@ -208,6 +225,7 @@ struct DeviceProblem {
   void reset_c() {
     if (spec.beta != 0.0f) {
       tcgemm::testing::fill_normal(c.get(), spec.out, c_elements, spec.seed + 2);
+      poison_padding(args.c, args.m, args.n);
     } else {
       tcgemm::testing::fill_poison(c.get(), spec.out, c_elements);
     }
@@ -337,6 +355,33 @@ inline std::vector<float> to_host_floats(const void* device, DType dtype, std::i
   return out;
 }
 
+// Every element of C's buffer outside the M x N matrix (the rows or columns
+// between M (or N) and ld) holds the same bits as in `before`: a kernel may
+// write C, never the caller's memory around it.
+inline ::testing::AssertionResult PaddingUntouched(const GemmArgs& args, const void* before,
+                                                   std::int64_t elements) {
+  const std::size_t elem = tcgemm::size_of(args.c.dtype);
+  std::vector<unsigned char> was(static_cast<std::size_t>(elements) * elem);
+  std::vector<unsigned char> now(was.size());
+  TCGEMM_CHECK_CUDA(cudaMemcpy(was.data(), before, was.size(), cudaMemcpyDeviceToHost));
+  TCGEMM_CHECK_CUDA(cudaMemcpy(now.data(), args.c.ptr, now.size(), cudaMemcpyDeviceToHost));
+  const std::int64_t line_len = args.c.layout == Layout::kColMajor ? args.m : args.n;
+  std::int64_t changed = 0;
+  std::int64_t first = -1;
+  for (std::int64_t i = 0; i < elements; ++i) {
+    if (i % args.c.ld < line_len) continue;  // inside the matrix
+    if (std::memcmp(&was[static_cast<std::size_t>(i) * elem], &now[static_cast<std::size_t>(i) * elem],
+                    elem) != 0) {
+      if (first < 0) first = i;
+      ++changed;
+    }
+  }
+  if (changed == 0) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << changed << " element(s) of C's padding (beyond "
+                                       << line_len << " of ld=" << args.c.ld
+                                       << ") were written, the first at offset " << first;
+}
+
 // Pass/fail of a compare() against the tolerance of the output dtype, with
 // the error figures in the message either way.
 inline ::testing::AssertionResult MatchesReference(const GemmArgs& args, const float* ref) {
@@ -379,10 +424,12 @@ inline ::testing::AssertionResult ExactOnSmallIntegers(
   tcgemm::testing::fill_small_integers(p.b.get(), p.spec.in, p.b_elements, p.spec.seed + 11);
   if (exact.beta != 0.0f) {
     tcgemm::testing::fill_small_integers(p.c.get(), p.spec.out, p.c_elements, p.spec.seed + 12);
+    poison_padding(exact.c, exact.m, exact.n);
   } else {
     tcgemm::testing::fill_poison(p.c.get(), p.spec.out, p.c_elements);
   }
   const DeviceBuffer ref = reference_of(exact);
+  const DeviceBuffer before = snapshot(p.c.get(), p.c_bytes());
   const Status status = run(exact);
   if (!status.ok()) {
     return ::testing::AssertionFailure()
@@ -398,34 +445,9 @@ inline ::testing::AssertionResult ExactOnSmallIntegers(
            << " are not finite (worst |diff| " << e.max_abs << " at row " << e.max_row
            << ", column " << e.max_col << ")";
   }
+  const ::testing::AssertionResult padding = PaddingUntouched(exact, before.get(), p.c_elements);
+  if (!padding) return padding;
   return GuardsUntouched(p.c);
-}
-
-// Every element of C's buffer outside the M x N matrix (the rows or columns
-// between M (or N) and ld) holds the same bits as in `before`: a kernel may
-// write C, never the caller's memory around it.
-inline ::testing::AssertionResult PaddingUntouched(const GemmArgs& args, const void* before,
-                                                   std::int64_t elements) {
-  const std::size_t elem = tcgemm::size_of(args.c.dtype);
-  std::vector<unsigned char> was(static_cast<std::size_t>(elements) * elem);
-  std::vector<unsigned char> now(was.size());
-  TCGEMM_CHECK_CUDA(cudaMemcpy(was.data(), before, was.size(), cudaMemcpyDeviceToHost));
-  TCGEMM_CHECK_CUDA(cudaMemcpy(now.data(), args.c.ptr, now.size(), cudaMemcpyDeviceToHost));
-  const std::int64_t line_len = args.c.layout == Layout::kColMajor ? args.m : args.n;
-  std::int64_t changed = 0;
-  std::int64_t first = -1;
-  for (std::int64_t i = 0; i < elements; ++i) {
-    if (i % args.c.ld < line_len) continue;  // inside the matrix
-    if (std::memcmp(&was[static_cast<std::size_t>(i) * elem], &now[static_cast<std::size_t>(i) * elem],
-                    elem) != 0) {
-      if (first < 0) first = i;
-      ++changed;
-    }
-  }
-  if (changed == 0) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << changed << " element(s) of C's padding (beyond "
-                                       << line_len << " of ld=" << args.c.ld
-                                       << ") were written, the first at offset " << first;
 }
 
 inline ::testing::AssertionResult IsOk(const Status& s) {

@@ -703,12 +703,12 @@ inline std::int64_t count_differences(const HostImage& x, const HostImage& y, st
 // what it needs zero.
 class SharedWorkspace {
  public:
-  // Gives args tcgemm::workspace_size(args) bytes of the shared buffer (none
-  // when that is 0); returns the byte count.
-  std::size_t attach(GemmArgs& args) {
+  // Gives args tcgemm::workspace_size(args, options) bytes of the shared
+  // buffer (none when that is 0); returns the byte count.
+  std::size_t attach(GemmArgs& args, const tcgemm::GemmOptions& options = {}) {
     args.workspace = nullptr;
     args.workspace_bytes = 0;
-    const std::size_t need = tcgemm::workspace_size(args);
+    const std::size_t need = tcgemm::workspace_size(args, options);
     if (need == 0) return 0;
     if (need > buffer_.bytes()) {
       buffer_ = DeviceBuffer();  // free the old one first

@@ -257,23 +257,24 @@ TEST_F(GemmApi, KZeroScalesCByBeta) {
     s.ldc_pad = 3;
     DeviceProblem p = make_problem(s);
     const std::vector<float> c_in = to_host_floats(p.c.get(), out, p.c_elements);
+    const DeviceBuffer before = snapshot(p.c.get(), p.c_bytes());
     ASSERT_TRUE(IsOk(tcgemm::gemm(p.args)));
     TCGEMM_CHECK_CUDA(cudaDeviceSynchronize());
     const std::vector<float> c_out = to_host_floats(p.c.get(), out, p.c_elements);
     // Halving is exact in fp32 and bf16; in fp16 it is exact except where the
-    // result is subnormal, which may round by half of 2^-24. The padding rows
-    // (ldc = M + 3) lie outside C and must keep their values.
+    // result is subnormal, which may round by half of 2^-24.
     const float slack = out == DType::kFP16 ? 0x1p-25f : 0.0f;
     std::int64_t wrong = 0;
     for (std::int64_t j = 0; j < s.n; ++j) {
-      for (std::int64_t i = 0; i < p.args.c.ld; ++i) {
-        const std::size_t idx = static_cast<std::size_t>(j * p.args.c.ld + i);
-        if (idx >= c_in.size()) break;
-        const float expected = i < s.m ? 0.5f * c_in[idx] : c_in[idx];
-        if (!(std::fabs(c_out[idx] - expected) <= slack)) ++wrong;
+      for (std::int64_t i = 0; i < s.m; ++i) {
+        const auto idx = static_cast<std::size_t>(j * p.args.c.ld + i);
+        if (!(std::fabs(c_out[idx] - 0.5f * c_in[idx]) <= slack)) ++wrong;
       }
     }
-    EXPECT_EQ(wrong, 0) << "elements not equal to beta * C (or padding changed)";
+    EXPECT_EQ(wrong, 0) << "elements not equal to beta * C";
+    // The padding rows (ldc = M + 3, poisoned) lie outside C: every bit kept.
+    EXPECT_TRUE(PaddingUntouched(p.args, before.get(), p.c_elements));
+    EXPECT_TRUE(GuardsUntouched(p.c));
   }
 }
 
@@ -286,6 +287,7 @@ TEST_F(GemmApi, KZeroWithBetaZeroWritesZerosOverPoison) {
   std::int64_t nonzero = 0;
   for (float x : c) nonzero += (x == 0.0f) ? 0 : 1;
   EXPECT_EQ(nonzero, 0);
+  EXPECT_TRUE(GuardsUntouched(p.c));
 }
 
 TEST_F(GemmApi, KZeroDoesNotNeedAOrB) {
@@ -300,6 +302,47 @@ TEST_F(GemmApi, KZeroDoesNotNeedAOrB) {
   const std::vector<float> c_out = to_host_floats(p.c.get(), DType::kFP32, p.c_elements);
   for (std::size_t i = 0; i < c_in.size(); ++i) {
     ASSERT_EQ(c_out[i], 2.0f * c_in[i]) << "element " << i;
+  }
+  EXPECT_TRUE(GuardsUntouched(p.c));
+}
+
+// ---- alpha == 0 with K > 0: C = beta * C, A and B never read ------------------------
+
+TEST_F(GemmApi, AlphaZeroDoesNotReadAOrB) {
+  // A and B hold NaN: were either read (alpha * NaN is NaN, not 0), C would
+  // come out NaN. beta != 0 scales C (padding and guard bands kept); beta == 0
+  // writes zeros over the poison.
+  for (DType out : {DType::kFP32, DType::kBF16}) {
+    for (float beta : {0.5f, 0.0f}) {
+      SCOPED_TRACE(std::string("output ") + std::string(tcgemm::to_string(out)) + ", beta " +
+                   std::to_string(beta));
+      ProblemSpec s = tn(100, 70, 64, DType::kBF16, out, 0x9a1000f0);
+      s.alpha = 0.0f;
+      s.beta = beta;
+      s.ldc_pad = 3;
+      DeviceProblem p = make_problem(s);
+      tcgemm::testing::fill_poison(p.a.get(), s.in, p.a_elements);
+      tcgemm::testing::fill_poison(p.b.get(), s.in, p.b_elements);
+      TCGEMM_CHECK_CUDA(cudaDeviceSynchronize());
+      const std::vector<float> c_in = to_host_floats(p.c.get(), out, p.c_elements);
+      const DeviceBuffer before = snapshot(p.c.get(), p.c_bytes());
+      ASSERT_TRUE(IsOk(tcgemm::gemm(p.args)));
+      TCGEMM_CHECK_CUDA(cudaDeviceSynchronize());
+      const std::vector<float> c_out = to_host_floats(p.c.get(), out, p.c_elements);
+      std::int64_t wrong = 0;
+      for (std::int64_t j = 0; j < s.n; ++j) {
+        for (std::int64_t i = 0; i < s.m; ++i) {
+          const auto idx = static_cast<std::size_t>(j * p.args.c.ld + i);
+          // Halving a normal(0, 1) value is exact in fp32 and bf16; with
+          // beta == 0, C (the NaN poison) is not read.
+          const float expected = beta == 0.0f ? 0.0f : beta * c_in[idx];
+          if (!(c_out[idx] == expected)) ++wrong;
+        }
+      }
+      EXPECT_EQ(wrong, 0) << "elements not equal to beta * C (NaN: A or B was read)";
+      EXPECT_TRUE(PaddingUntouched(p.args, before.get(), p.c_elements));
+      EXPECT_TRUE(GuardsUntouched(p.c));
+    }
   }
 }
 
@@ -423,9 +466,16 @@ TEST_F(GemmApi, WorkspaceSizeIsZeroOnErrorsAndQuickReturns) {
             Layout::kColMajor, 65536, 0};
   huge.c = {reinterpret_cast<void*>(std::uintptr_t{3} << 40), DType::kBF16, Layout::kColMajor,
             65536, 65536};
+  // Each refusal must be the size limit's, not some other check's.
+  const auto refused_for = [](const Status& s, const char* limit) {
+    return ::testing::AssertionResult(s.code == StatusCode::kNotSupported &&
+                                      s.message.find(limit) != std::string::npos)
+           << tcgemm::to_string(s.code) << ": " << s.message << " (expected the " << limit
+           << " limit)";
+  };
   ASSERT_TRUE(IsOk(tcgemm::validate(huge)));
-  EXPECT_EQ(tcgemm::describe(huge).status.code, StatusCode::kNotSupported);
-  EXPECT_EQ(tcgemm::gemm(huge).code, StatusCode::kNotSupported);
+  EXPECT_TRUE(refused_for(tcgemm::describe(huge).status, "2^62 bytes"));
+  EXPECT_TRUE(refused_for(tcgemm::gemm(huge), "2^62 bytes"));
   EXPECT_EQ(tcgemm::workspace_size(huge), 0u);
   // A copied A whose batch entries would lie 2^40 bytes apart, past what a
   // TMA tensor map strides: refused alike.
@@ -439,8 +489,8 @@ TEST_F(GemmApi, WorkspaceSizeIsZeroOnErrorsAndQuickReturns) {
   far.c.ld = far.m;
   far.c.stride = far.m * far.n;
   ASSERT_TRUE(IsOk(tcgemm::validate(far)));
-  EXPECT_EQ(tcgemm::describe(far).status.code, StatusCode::kNotSupported);
-  EXPECT_EQ(tcgemm::gemm(far).code, StatusCode::kNotSupported);
+  EXPECT_TRUE(refused_for(tcgemm::describe(far).status, "2^40 bytes"));
+  EXPECT_TRUE(refused_for(tcgemm::gemm(far), "2^40 bytes"));
   EXPECT_EQ(tcgemm::workspace_size(far), 0u);
 }
 

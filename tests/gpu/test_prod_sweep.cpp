@@ -68,11 +68,21 @@ namespace {
 struct Backend {
   std::string name;
   std::function<Status(const GemmArgs&)> gemm;
-  bool is_product = true;  // describe() and the workspace apply
+  bool is_product = true;  // describe() and the workspace apply, with `options`
+  tcgemm::GemmOptions options = {};
 };
 
 Backend product_backend() {
   return {"tcgemm::gemm", [](const GemmArgs& args) { return tcgemm::gemm(args); }, true};
+}
+
+// tcgemm::gemm with GemmOptions::batch_invariant: the kernel
+// "prod-invariant", its config chosen as for a tall problem, never split.
+Backend invariant_backend() {
+  tcgemm::GemmOptions options;
+  options.batch_invariant = true;
+  return {"tcgemm::gemm, batch_invariant",
+          [options](const GemmArgs& args) { return tcgemm::gemm(args, options); }, true, options};
 }
 
 // The small-M path's launcher itself (prod/skinny.h), past its registry
@@ -152,13 +162,13 @@ void run_case(const GemmCase& c, SharedWorkspace& workspace, const Backend& back
   GemmArgs with_ws = p.args();
   const GemmArgs without_ws = p.args();
   if (backend.is_product) {
-    r.workspace_bytes = workspace.attach(with_ws);
-    const tcgemm::Description d = tcgemm::describe(with_ws);
+    r.workspace_bytes = workspace.attach(with_ws, backend.options);
+    const tcgemm::Description d = tcgemm::describe(with_ws, backend.options);
     r.kernel = kernel_text(d);
     r.kernel_key = kernel_key(d);
     if (!d.status.ok()) r.findings.push_back(r.kernel);
     if (r.workspace_bytes > 0) {
-      const tcgemm::Description d0 = tcgemm::describe(without_ws);
+      const tcgemm::Description d0 = tcgemm::describe(without_ws, backend.options);
       r.kernel += "; without a workspace " + kernel_text(d0);
       if (!d0.status.ok()) r.findings.push_back("without a workspace, " + kernel_text(d0));
     }
@@ -792,6 +802,16 @@ TEST_F(ProdClasses, EveryValidProblemClassRunsAndIsCorrect) {
   std::vector<GemmCase> cases;
   for (const ClassCase& cc : class_cases()) cases.push_back(cc.c);
   run_all(cases, "ProdClasses");
+}
+
+// The same with GemmOptions::batch_invariant: every class runs on the
+// invariant kernel and passes the same checks (exact on small integers,
+// guard bands, repeatable), not only the row comparison of
+// BatchInvariance.EachRowHasTheSameBitsWhateverMIs.
+TEST_F(ProdClasses, EveryValidProblemClassRunsBatchInvariant) {
+  std::vector<GemmCase> cases;
+  for (const ClassCase& cc : class_cases()) cases.push_back(cc.c);
+  run_all(cases, "ProdClasses batch_invariant", invariant_backend());
 }
 
 // describe() names, for each class, with and without a workspace, a

@@ -1235,8 +1235,10 @@ TEST(ProdProblem, CopiesTooLargeToCountDoNotFit) {
 }
 
 // The sizes a launch cannot index, in one place (size_limits): prepare()
-// refuses with it, workspace_choice() is 0 where it fails, and the registry's
-// `limits` hook gives tcgemm::describe the same status.
+// refuses with it and workspace_choice() is 0 where it fails. (The registry's
+// `limits` hook, which gives tcgemm::describe the same status, resolves its
+// choice on the device: GemmApi.WorkspaceSizeIsZeroOnErrorsAndQuickReturns
+// checks it on the GPU.)
 TEST(ProdProblem, SizeLimitsNameEachLimit) {
   using tcgemm::kernels::prod::size_limits;
   const auto refused = [](const tcgemm::Status& s, const std::string& what) {
