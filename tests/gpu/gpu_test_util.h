@@ -192,9 +192,11 @@ inline ::testing::AssertionResult GuardsUntouched(const GuardedC& c) {
 }
 
 // Sets C's padding (each line's elements from its M or N up to ld, the
-// last line having none) to kCGuardByte bytes, a value no epilogue writes:
-// with beta != 0 a kernel that stored into the padding unmasked would
-// otherwise write back what it read there and pass PaddingUntouched.
+// last line having none) to kCGuardByte bytes, a value no arithmetic
+// epilogue writes: with beta != 0 a kernel that stored into the padding
+// unmasked would otherwise write back what it read there and pass
+// PaddingUntouched. (A path that copied the padding through unchanged
+// would still pass; none does.)
 inline void poison_padding(const tcgemm::MutableMatrixRef& c, std::int64_t m, std::int64_t n) {
   const std::int64_t line = c.layout == Layout::kColMajor ? m : n;
   const std::int64_t lines = c.layout == Layout::kColMajor ? n : m;
@@ -206,9 +208,10 @@ inline void poison_padding(const tcgemm::MutableMatrixRef& c, std::int64_t m, st
 }
 
 // A problem living on the device: A and B hold normal(0, 1) values; C holds
-// normal(0, 1) values when beta != 0 and the NaN poison otherwise, so an
-// element the kernel fails to write is caught; guard bands around C catch
-// writes outside it (GuardsUntouched(p.c)).
+// normal(0, 1) values when beta != 0 (its padding the guard pattern:
+// poison_padding) and the NaN poison otherwise, so an element the kernel
+// fails to write is caught; guard bands around C catch writes outside it
+// (GuardsUntouched(p.c)).
 struct DeviceProblem {
   ProblemSpec spec;
   GemmArgs args;
@@ -396,7 +399,8 @@ inline ::testing::AssertionResult MatchesReference(const GemmArgs& args, const f
 
 // On small integers, where every fp32 sum is exact, `run` (tcgemm on the
 // args it is given) must give every element of C equal to the reference
-// rounded to C's dtype, and leave the guard bands around C alone. The
+// rounded to C's dtype, and leave C's padding (poisoned again here) and the
+// guard bands around C alone. The
 // relative error lets a small wrong region through (a missed edge row of a
 // 2048 x 2048 C stays under bf16's 1e-2); this does not. Refills p's A and B
 // with integers, and C with integers (beta != 0) or the NaN poison; a
