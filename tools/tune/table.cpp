@@ -431,6 +431,9 @@ std::optional<TunedTable> load_table(const std::filesystem::path& path) {
     j = json::parse(in, depth_limit);
   } catch (const json::exception& e) {
     throw TableError(path.string() + ": not valid JSON: " + e.what());
+  } catch (const std::ios_base::failure& e) {
+    // A read that fails part-way (an I/O error, a file like /proc/self/mem).
+    throw TableError(path.string() + ": cannot be read: " + e.what());
   }
   return from_json(j, path.string());
 }

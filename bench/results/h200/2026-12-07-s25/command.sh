@@ -1,0 +1,48 @@
+#!/bin/bash
+# Session 25 (2026-12-07): the device commands, run from the repository root
+# as `bash bench/results/h200/2026-12-07-s25/command.sh PART`. The first job
+# is the GPU tests that session 24 wrote and could not run (its README's
+# "Not yet run on a GPU"). Build carried (gitignored, nvcc 13.0, sm_90a,
+# Release; packed with `tar cf - DIR | xz -T2 -6`):
+#   .carry/b26.tar.xz  main at b26/COMMIT: tcgemm-bench, tcgemm-tune,
+#                      tcgemm-host-overhead, tcgemm_gpu_tests
+# Parts:
+#   check    the GPU suite but ProdChoices and the stream-K tail suites, with
+#            the Python package (the working tree) built by pip meanwhile;
+#            then ProdChoices, pytest with a GPU required, and memcheck and
+#            racecheck on the sanitizer subsets (about 350 s)
+#   san      memcheck and racecheck on the sanitizer subsets
+#   tail     the stream-K tail suites that `check` leaves out
+export LD_LIBRARY_PATH=/usr/local/cuda/lib64
+export PATH=/usr/local/cuda/bin:$PATH
+repo=$PWD
+here=$repo/bench/results/h200/2026-12-07-s25
+cd .carry && { [[ -f b26/tcgemm-bench ]] || tar xJf b26.tar.xz; }
+b=b26
+gpu() { nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv,noheader >> gpu-$1.txt; }
+pack() { tar czf $OUT/s25-$1.tar.gz *.json *.csv *.log *.txt 2>/dev/null; }
+gpu $1
+case $1 in
+check)
+  ( t0=$SECONDS; CMAKE_BUILD_PARALLEL_LEVEL=12 python3 -m pip install --disable-pip-version-check \
+      --no-build-isolation --no-deps --target /tmp/site -Cbuild-dir=/tmp/pybuild "$repo" > pip.log 2>&1
+    echo "pip rc $? in $((SECONDS - t0)) s" >> pip.log ) &
+  pip_pid=$!
+  TCGEMM_REQUIRE_GPU=1 timeout 300 $b/tcgemm_gpu_tests --gtest_filter='-EveryConfig/ProdStreamKTail.*:ProdChoices.*' > gpu-suite.log 2>&1
+  echo "suite rc $? at $SECONDS s"; grep -E "^\[  PASSED|^\[  FAILED|FAILED  \]|tests ran" gpu-suite.log | tail -12; pack check
+  TCGEMM_REQUIRE_GPU=1 timeout 120 $b/tcgemm_gpu_tests --gtest_filter='ProdChoices.*' > prodchoices.log 2>&1
+  echo "choices rc $? at $SECONDS s"; grep -E "^\[  PASSED|^\[  FAILED|FAILED  \]|tests ran" prodchoices.log | tail -6; pack check
+  wait $pip_pid; tail -n 1 pip.log
+  (cd "$repo" && PYTHONPATH=/tmp/site TCGEMM_REQUIRE_GPU=1 timeout 120 python3 -m pytest -p no:cacheprovider -ra -q python/tests > "$repo/.carry/pytest.log" 2>&1; echo "pytest rc $? at $SECONDS s"); tail -n 1 pytest.log
+  pack check
+  (cd "$repo" && bash $here/command.sh san) ;;
+san)
+  for tool in memcheck racecheck; do
+    TCGEMM_SANITIZER=1 TCGEMM_REQUIRE_GPU=1 timeout 200 compute-sanitizer --tool $tool --error-exitcode 97 $b/tcgemm_gpu_tests --gtest_filter='ProdSweep.Sanitizer*:ProdChoices.*SanitizerSubset:ProdRepack.TwoJobsInOneLaunch' > $tool.log 2>&1
+    echo "$tool rc $? at $SECONDS s"; grep -E "SUMMARY|^\[  PASSED|^\[  FAILED" $tool.log | tail -n 3
+  done ;;
+tail)
+  TCGEMM_REQUIRE_GPU=1 timeout 400 $b/tcgemm_gpu_tests --gtest_filter='EveryConfig/ProdStreamKTail.*' > streamk-tail.log 2>&1
+  echo "tail rc $? at $SECONDS s"; grep -E "^\[  PASSED|^\[  FAILED|FAILED  \]|tests ran" streamk-tail.log | tail -6 ;;
+esac
+gpu $1; pack $1
