@@ -240,15 +240,17 @@ int tune_main(int argc, char** argv) {
                "with --report: each config's per-tile rate measured in the file, relative to "
                "prod-128x256 and without wave quantization, beside the rate the heuristic assumes; "
                "the device model as for --rescore");
-  app.add_option("--model-sms", model_sms, "--rescore without a GPU: the device's SM count")
+  app.add_option("--model-sms", model_sms, "--rescore, --rates: the modeled device's SM count (instead of this GPU's; "
+                 "needed without one)")
       ->transform(bench::integer_in(1, 100000));
   app.add_option("--model-bytes-per-cycle", model_bytes_per_cycle,
-                 "--rescore without a GPU: DRAM bytes per SM clock (H200: about 2483)")
+                 "--rescore, --rates: the modeled device's DRAM bytes per SM clock (H200: about "
+                 "2483; with --model-sms)")
       ->transform(bench::finite_float())
       ->check(bench::above_zero());
   app.add_option("--model-pair-clusters", model_pair_clusters,
-                 "--rescore without a GPU: clusters of two whole-SM CTAs the device holds at "
-                 "once (default: SMs / 2, which the H200's 66 are)")
+                 "--rescore, --rates: clusters of two whole-SM CTAs the modeled device holds at "
+                 "once, at most --model-sms / 2 (default: SMs / 2, which the H200's 66 are)")
       ->transform(bench::integer_in(1, 100000));
   app.add_option("--warmup", method.warmup, "launches of each candidate before timing")
       ->transform(bench::integer_in(1, 1000))
@@ -339,16 +341,31 @@ int tune_main(int argc, char** argv) {
     // The device model --rescore needs, before anything is printed.
     prod::DeviceModel model;
     if (rescore || rates) {
-      if (bench::no_gpu_reason().empty()) {
-        if (const Status s = kernels::prod::device_model(&model); !s.ok()) {
-          std::fprintf(stderr, "tcgemm-tune: device_model: %s\n", s.message.c_str());
-          return kExitFailed;
-        }
-      } else if (model_sms > 0 && model_bytes_per_cycle > 0.0) {
+      // A device model given on the command line is used, GPU or not.
+      const bool modeled = model_sms > 0 || model_bytes_per_cycle > 0.0 || model_pair_clusters > 0;
+      if (modeled && (model_sms == 0 || model_bytes_per_cycle == 0.0)) {
+        std::fprintf(stderr,
+                     "tcgemm-tune: a device model needs both --model-sms and "
+                     "--model-bytes-per-cycle\n");
+        return kExitUsage;
+      }
+      if (model_pair_clusters > model_sms / 2) {
+        std::fprintf(stderr,
+                     "tcgemm-tune: --model-pair-clusters: %d clusters of two CTAs need more than "
+                     "--model-sms %d SMs\n",
+                     model_pair_clusters, model_sms);
+        return kExitUsage;
+      }
+      if (modeled) {
         model.sm_count = model_sms;
         model.smem_per_block = kOptInSmemPerBlock;
         model.memory_bytes_per_cycle = model_bytes_per_cycle;
         model.pair_clusters = model_pair_clusters;
+      } else if (bench::no_gpu_reason().empty()) {
+        if (const Status s = kernels::prod::device_model(&model); !s.ok()) {
+          std::fprintf(stderr, "tcgemm-tune: device_model: %s\n", s.message.c_str());
+          return kExitFailed;
+        }
       } else {
         std::fprintf(stderr,
                      "tcgemm-tune: --rescore and --rates without a GPU need --model-sms and "

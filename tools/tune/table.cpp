@@ -409,7 +409,10 @@ TunedTable from_json(const nlohmann::json& j, const std::string& origin) {
 
 std::optional<TunedTable> load_table(const std::filesystem::path& path) {
   std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) return std::nullopt;
+  const bool present = std::filesystem::exists(path, ec);
+  // (A symlink loop or a directory that cannot be searched is not "absent".)
+  if (ec) throw TableError(path.string() + ": cannot be read: " + ec.message());
+  if (!present) return std::nullopt;
   if (std::filesystem::is_directory(path, ec)) {
     throw TableError(path.string() + ": is a directory, not a tuned-table file");
   }

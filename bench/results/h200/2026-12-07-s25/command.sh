@@ -13,6 +13,9 @@
 #            racecheck on the sanitizer subsets (about 350 s)
 #   san      memcheck and racecheck on the sanitizer subsets
 #   tail     the stream-K tail suites that `check` leaves out
+#   heldout  every candidate timed on the heldout set (bf16 tn, tnr) into
+#            heldout.json: the H200's first out-of-sample data for the
+#            heuristic (resumable: run it again to finish)
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64
 export PATH=/usr/local/cuda/bin:$PATH
 repo=$PWD
@@ -44,5 +47,8 @@ san)
 tail)
   TCGEMM_REQUIRE_GPU=1 timeout 400 $b/tcgemm_gpu_tests --gtest_filter='EveryConfig/ProdStreamKTail.*' > streamk-tail.log 2>&1
   echo "tail rc $? at $SECONDS s"; grep -E "^\[  PASSED|^\[  FAILED|FAILED  \]|tests ran" streamk-tail.log | tail -6 ;;
+heldout)
+  timeout 540 $b/tcgemm-tune --shapes heldout --dtype bf16 --layouts tn,tnr --out heldout.json >> tune-heldout.log 2>&1
+  echo "tune rc $? at $SECONDS s"; grep -c "^\[" tune-heldout.log; grep -E "heuristic vs" tune-heldout.log | tail -2 ;;
 esac
 gpu $1; pack $1
