@@ -250,11 +250,11 @@ TunedShape shape_of(const json& j, const std::string& where) {
     const json& c = candidates[i];
     s.candidates.push_back({measured_of(c, at), optional_member<double>(c, "min_ms", at),
                             optional_member<double>(c, "max_ms", at),
-                            member<int>(c, "launches_per_sample", at),
+                            count_member<int>(c, "launches_per_sample", at),
                             optional_member<double>(c, "rel_err", at)});
   }
-  s.l2_sets = member<int>(j, "l2_sets", where);
-  s.reps = member<int>(j, "reps", where);
+  s.l2_sets = count_member<int>(j, "l2_sets", where);
+  s.reps = integer_member<int>(j, "reps", where, 0);
   s.timed_at = member<std::string>(j, "timed_at", where);
   return s;
 }
@@ -382,16 +382,20 @@ TunedTable from_json(const nlohmann::json& j, const std::string& origin) {
   TableHeader& h = table.header;
   const json& gpu = find_member(j, "gpu", origin);
   h.gpu_name = name_member(gpu, "name", origin + ".gpu", /*any_printable=*/true);
-  h.sm_count = member<int>(gpu, "sm_count", origin + ".gpu");
+  h.sm_count = count_member<int>(gpu, "sm_count", origin + ".gpu");
   h.library_version = member<std::string>(j, "library_version", origin);
   h.source = member<std::string>(j, "source", origin);
   h.created = member<std::string>(j, "created", origin);
   h.updated = member<std::string>(j, "updated", origin);
   const std::string at = origin + ".method";
   const json& method = find_member(j, "method", origin);
-  h.method = {member<int>(method, "warmup", at), member<int>(method, "reps", at),
-              member<int>(method, "long_reps", at), member<double>(method, "long_ms", at),
-              member<int>(method, "max_candidates", at)};
+  h.method = {count_member<int>(method, "warmup", at), count_member<int>(method, "reps", at),
+              count_member<int>(method, "long_reps", at), member<double>(method, "long_ms", at),
+              integer_member<int>(method, "max_candidates", at, 0)};
+  if (!(h.method.long_ms >= 0.0) || !std::isfinite(h.method.long_ms)) {
+    throw TableError(at + ": member \"long_ms\" is " + json(h.method.long_ms).dump() +
+                     ", not a finite number of milliseconds >= 0");
+  }
   const json& shapes = find_member(j, "shapes", origin);
   if (!shapes.is_array()) throw TableError(origin + ": \"shapes\" is not an array");
   for (std::size_t i = 0; i < shapes.size(); ++i) {

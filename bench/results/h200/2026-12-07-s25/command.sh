@@ -11,6 +11,8 @@
 #            the Python package (the working tree) built by pip meanwhile;
 #            then ProdChoices, pytest with a GPU required, and memcheck and
 #            racecheck on the sanitizer subsets (about 350 s)
+#   tests    `check` without the Python package (its tests' changes ran in
+#            session 24): the suite, ProdChoices, then `san` (about 270 s)
 #   san      memcheck and racecheck on the sanitizer subsets
 #   tail     the stream-K tail suites that `check` leaves out
 #   heldout  every candidate timed on the heldout set (bf16 tn, tnr) into
@@ -38,6 +40,12 @@ check)
   wait $pip_pid; tail -n 1 pip.log
   (cd "$repo" && PYTHONPATH=/tmp/site TCGEMM_REQUIRE_GPU=1 timeout 120 python3 -m pytest -p no:cacheprovider -ra -q python/tests > "$repo/.carry/pytest.log" 2>&1; echo "pytest rc $? at $SECONDS s"); tail -n 1 pytest.log
   pack check
+  (cd "$repo" && bash $here/command.sh san) ;;
+tests)
+  TCGEMM_REQUIRE_GPU=1 timeout 260 $b/tcgemm_gpu_tests --gtest_filter='-EveryConfig/ProdStreamKTail.*:ProdChoices.*' > gpu-suite.log 2>&1
+  echo "suite rc $? at $SECONDS s"; grep -E "^\[  PASSED|^\[  FAILED|FAILED  \]|tests ran" gpu-suite.log | tail -12; pack tests
+  TCGEMM_REQUIRE_GPU=1 timeout 100 $b/tcgemm_gpu_tests --gtest_filter='ProdChoices.*' > prodchoices.log 2>&1
+  echo "choices rc $? at $SECONDS s"; grep -E "^\[  PASSED|^\[  FAILED|FAILED  \]|tests ran" prodchoices.log | tail -6; pack tests
   (cd "$repo" && bash $here/command.sh san) ;;
 san)
   for tool in memcheck racecheck; do
