@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "device_info.h"
 #include "measure.h"
 #include "shapes.h"
 #include "testing/testing.h"
@@ -29,6 +30,11 @@
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+constexpr const char* kFooter = R"(
+Exit status: 0 the table was printed (and written with --csv); 1 a CUDA or
+cuBLAS error, a call that failed, or output that could not be written; 2 a
+usage error, a --csv path that cannot be written, or no GPU.)";
 
 // Writes `text` to `path` (nothing for an empty path): the exit status, 1
 // with a message when the file cannot be written.
@@ -73,8 +79,9 @@ double per_call_us(const std::function<bool()>& call, int calls, int batches) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int host_overhead_main(int argc, char** argv) {
   CLI::App app{"host microseconds per call: tcgemm::gemm, GemmPlan::run, cublasGemmEx"};
+  app.footer(kFooter);
   std::vector<std::string> shape_texts{"1024x1024x1024", "64x4096x4096"};
   int calls = 200;
   int batches = 9;
@@ -122,9 +129,14 @@ int main(int argc, char** argv) {
     return app.exit(e) == 0 ? 0 : 2;
   }
 
-  int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-    std::fprintf(stderr, "tcgemm-host-overhead: no CUDA device\n");
+  // The --csv file is opened (not truncated) before anything runs: a path
+  // that cannot be written is a usage error now, not a failure at the end.
+  if (!csv.empty() && !std::ofstream(csv, std::ios::app)) {
+    std::fprintf(stderr, "tcgemm-host-overhead: --csv: %s cannot be written\n", csv.c_str());
+    return 2;
+  }
+  if (const std::string reason = tcgemm::bench::no_gpu_reason(); !reason.empty()) {
+    std::fprintf(stderr, "tcgemm-host-overhead: no CUDA device: %s\n", reason.c_str());
     return 2;
   }
   if (copy_mib > 0) {
@@ -250,4 +262,15 @@ int main(int argc, char** argv) {
   }
   cublasDestroy(handle);
   return write_csv(csv, table);
+}
+
+int main(int argc, char** argv) {
+  const int status = host_overhead_main(argc, argv);
+  // A table or help text that could not be written (a full disk, a closed
+  // pipe) is a failure, not a run that printed nothing.
+  if (std::fflush(stdout) != 0 || std::ferror(stdout) != 0) {
+    std::fprintf(stderr, "tcgemm-host-overhead: writing standard output failed\n");
+    return status == 0 ? 1 : status;
+  }
+  return status;
 }
