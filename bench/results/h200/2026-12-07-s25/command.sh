@@ -6,6 +6,8 @@
 # Release; packed with `tar cf - DIR | xz -T2 -6`):
 #   .carry/b26.tar.xz  main at b26/COMMIT: tcgemm-bench, tcgemm-tune,
 #                      tcgemm-host-overhead, tcgemm_gpu_tests
+#   .carry/b26x.tar.xz branch exp/skinny-balance at b26x/COMMIT: tcgemm-bench
+#                      (the library differs from b26's only in skinny.cpp)
 # Parts:
 #   check    the GPU suite but ProdChoices and the stream-K tail suites, with
 #            the Python package (the working tree) built by pip meanwhile;
@@ -13,6 +15,10 @@
 #            racecheck on the sanitizer subsets (about 350 s)
 #   tests    `check` without the Python package (its tests' changes ran in
 #            session 24): the suite, ProdChoices, then `san` (about 270 s)
+#   ab       exp/skinny-balance (b26x) against main (b26): the tcgemm row
+#            of M = 8 against 5120 x 5120, 6144 x 4096, 5120 x 13824 and
+#            13824 x 5120 (tn, tnr), the builds alternating, four rounds
+#            each, then scripts/bench-ab (about 120 s)
 #   san      memcheck and racecheck on the sanitizer subsets
 #   tail     the stream-K tail suites that `check` leaves out
 #   heldout  every candidate timed on the heldout set (bf16 tn, tnr) into
@@ -23,6 +29,7 @@ export PATH=/usr/local/cuda/bin:$PATH
 repo=$PWD
 here=$repo/bench/results/h200/2026-12-07-s25
 cd .carry && { [[ -f b26/tcgemm-bench ]] || tar xJf b26.tar.xz; }
+[[ -f b26x.tar.xz && ! -f b26x/tcgemm-bench ]] && tar xJf b26x.tar.xz
 b=b26
 gpu() { nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv,noheader >> gpu-$1.txt; }
 pack() { tar czf $OUT/s25-$1.tar.gz *.json *.csv *.log *.txt 2>/dev/null; }
@@ -47,6 +54,17 @@ tests)
   TCGEMM_REQUIRE_GPU=1 timeout 100 $b/tcgemm_gpu_tests --gtest_filter='ProdChoices.*' > prodchoices.log 2>&1
   echo "choices rc $? at $SECONDS s"; grep -E "^\[  PASSED|^\[  FAILED|FAILED  \]|tests ran" prodchoices.log | tail -6; pack tests
   (cd "$repo" && bash $here/command.sh san) ;;
+ab)
+  for round in 1 2 3 4; do
+    for side in b26 b26x; do
+      for nk in 5120x5120 6144x4096 5120x13824 13824x5120; do
+        timeout 60 $side/tcgemm-bench --m 8 --n ${nk%x*} --k ${nk#*x} --layout tn,tnr --kernels tcgemm \
+          --seed 7 --csv ab-$round-$side-$nk.csv > /dev/null 2>&1 || echo "FAIL $side $nk round $round"
+      done
+    done
+  done
+  echo "ab at $SECONDS s"
+  python3 "$repo/scripts/bench-ab" --a ab-*-b26-*.csv --b ab-*-b26x-*.csv | tee bench-ab.txt ;;
 san)
   for tool in memcheck racecheck; do
     TCGEMM_SANITIZER=1 TCGEMM_REQUIRE_GPU=1 timeout 200 compute-sanitizer --tool $tool --error-exitcode 97 $b/tcgemm_gpu_tests --gtest_filter='ProdSweep.Sanitizer*:ProdChoices.*SanitizerSubset:ProdRepack.TwoJobsInOneLaunch' > $tool.log 2>&1
