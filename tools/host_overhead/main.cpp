@@ -32,9 +32,10 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 constexpr const char* kFooter = R"(
-Exit status: 0 the table was printed (and written with --csv); 1 a CUDA or
-cuBLAS error, a call that failed, or output that could not be written; 2 a
-usage error, a --csv path that cannot be written, or no GPU.)";
+Exit status: 0 the table (or the copy rate) was printed, and written with
+--csv; 1 a CUDA or cuBLAS error, a call that failed, or output that could
+not be written; 2 a usage error, no GPU, or a --csv path that cannot be
+written.)";
 
 // Writes `text` to `path` (nothing for an empty path): the exit status, 1
 // with a message when the file cannot be written.
@@ -129,14 +130,15 @@ int host_overhead_main(int argc, char** argv) {
     return app.exit(e) == 0 ? 0 : 2;
   }
 
-  // The --csv file is opened (not truncated) before anything runs: a path
-  // that cannot be written is a usage error now, not a failure at the end.
-  if (!csv.empty() && !std::ofstream(csv, std::ios::app)) {
-    std::fprintf(stderr, "tcgemm-host-overhead: --csv: %s cannot be written\n", csv.c_str());
-    return 2;
-  }
   if (const std::string reason = tcgemm::bench::no_gpu_reason(); !reason.empty()) {
     std::fprintf(stderr, "tcgemm-host-overhead: no CUDA device: %s\n", reason.c_str());
+    return 2;
+  }
+  // The --csv file is opened (for appending, so not truncated) before
+  // anything runs: a path that cannot be written is a usage error now, not
+  // a failure at the end.
+  if (!csv.empty() && !std::ofstream(csv, std::ios::app)) {
+    std::fprintf(stderr, "tcgemm-host-overhead: --csv: %s cannot be written\n", csv.c_str());
     return 2;
   }
   if (copy_mib > 0) {

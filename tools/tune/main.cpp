@@ -234,7 +234,7 @@ int tune_main(int argc, char** argv) {
   app.add_flag("--rescore", rescore,
                "with --report: the heuristic column is this build's choice (what the dispatcher "
                "runs without the table), timed from the file's candidates; the device model "
-               "from the GPU, or from --model-sms and --model-bytes-per-cycle without one");
+               "from --model-sms and --model-bytes-per-cycle where given, else from the GPU");
   bool rates = false;
   app.add_flag("--rates", rates,
                "with --report: each config's per-tile rate measured in the file, relative to "

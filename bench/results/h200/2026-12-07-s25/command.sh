@@ -14,11 +14,14 @@
 #            then ProdChoices, pytest with a GPU required, and memcheck and
 #            racecheck on the sanitizer subsets (about 350 s)
 #   tests    `check` without the Python package (its tests' changes ran in
-#            session 24): the suite, ProdChoices, then `san` (about 270 s)
+#            session 24): the suite, ProdChoices, then `san` (about 210 s:
+#            session 24's suite 130 s, ProdChoices 30, san 45)
+#   short    for a short budget: the suite but ProdChoices and the stream-K
+#            tail suites, then ProdChoices while time is left (about 170 s)
 #   ab       exp/skinny-balance (b26x) against main (b26): the tcgemm row
-#            of M = 8 against 5120 x 5120, 6144 x 4096, 5120 x 13824 and
-#            13824 x 5120 (tn, tnr), the builds alternating, four rounds
-#            each, then scripts/bench-ab (about 120 s)
+#            of M = 8 against the heldout set's six weights (tn, tnr; the
+#            branch changes all six on 132 SMs), the builds alternating,
+#            four rounds each, then scripts/bench-ab (about 150 s)
 #   san      memcheck and racecheck on the sanitizer subsets
 #   tail     the stream-K tail suites that `check` leaves out
 #   heldout  every candidate timed on the heldout set (bf16 tn, tnr) into
@@ -28,7 +31,8 @@ export LD_LIBRARY_PATH=/usr/local/cuda/lib64
 export PATH=/usr/local/cuda/bin:$PATH
 repo=$PWD
 here=$repo/bench/results/h200/2026-12-07-s25
-cd .carry && { [[ -f b26/tcgemm-bench ]] || tar xJf b26.tar.xz; }
+cd .carry || exit 1
+[[ -f b26/tcgemm-bench ]] || tar xJf b26.tar.xz
 [[ -f b26x.tar.xz && ! -f b26x/tcgemm-bench ]] && tar xJf b26x.tar.xz
 b=b26
 gpu() { nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv,noheader >> gpu-$1.txt; }
@@ -57,14 +61,23 @@ tests)
 ab)
   for round in 1 2 3 4; do
     for side in b26 b26x; do
-      for nk in 5120x5120 6144x4096 5120x13824 13824x5120; do
+      for nk in 5120x5120 6144x4096 5120x13824 13824x5120 10240x8192 18944x3584; do
         timeout 60 $side/tcgemm-bench --m 8 --n ${nk%x*} --k ${nk#*x} --layout tn,tnr --kernels tcgemm \
           --seed 7 --csv ab-$round-$side-$nk.csv > /dev/null 2>&1 || echo "FAIL $side $nk round $round"
       done
     done
   done
   echo "ab at $SECONDS s"
-  python3 "$repo/scripts/bench-ab" --a ab-*-b26-*.csv --b ab-*-b26x-*.csv | tee bench-ab.txt ;;
+  python3 "$repo/scripts/bench-ab" --a ab-*-b26-*.csv --b ab-*-b26x-*.csv > bench-ab.txt 2>&1
+  echo "bench-ab rc $?"; cat bench-ab.txt ;;
+short)
+  TCGEMM_REQUIRE_GPU=1 timeout 200 $b/tcgemm_gpu_tests --gtest_filter='-EveryConfig/ProdStreamKTail.*:ProdChoices.*' > gpu-suite.log 2>&1
+  echo "suite rc $? at $SECONDS s"; grep -E "^\[  PASSED|^\[  FAILED|FAILED  \]|tests ran" gpu-suite.log | tail -12; pack short
+  left=$((270 - SECONDS))
+  if (( left > 20 )); then
+    TCGEMM_REQUIRE_GPU=1 timeout $left $b/tcgemm_gpu_tests --gtest_filter='ProdChoices.*' > prodchoices.log 2>&1
+    echo "choices rc $? at $SECONDS s"; grep -E "^\[  PASSED|^\[  FAILED|FAILED  \]|tests ran" prodchoices.log | tail -6
+  fi ;;
 san)
   for tool in memcheck racecheck; do
     TCGEMM_SANITIZER=1 TCGEMM_REQUIRE_GPU=1 timeout 200 compute-sanitizer --tool $tool --error-exitcode 97 $b/tcgemm_gpu_tests --gtest_filter='ProdSweep.Sanitizer*:ProdChoices.*SanitizerSubset:ProdRepack.TwoJobsInOneLaunch' > $tool.log 2>&1
