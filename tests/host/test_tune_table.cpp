@@ -206,6 +206,11 @@ TEST(TuneTableFile, RejectsIntegersThatAreNotCountsAndMembersOfTheWrongKind) {
        "\"long_ms\" is -2.0"},
       {"no operand sets", [](json& j) { j["shapes"][0]["l2_sets"] = 0; },
        "\"l2_sets\" is 0, not an integer from 1"},
+      {"no timed samples", [](json& j) { j["method"]["reps"] = 0; },
+       "\"reps\" is 0, not an integer from 1"},
+      {"a sample of no launches",
+       [](json& j) { j["shapes"][0]["candidates"][0]["launches_per_sample"] = 0; },
+       "\"launches_per_sample\" is 0, not an integer from 1"},
       {"the same problem twice", [](json& j) { j["shapes"].push_back(j["shapes"][0]); },
        "the same problem"},
       {"a negative time", [](json& j) { j["shapes"][0]["heuristic"]["ms"] = -1.0; },
@@ -257,6 +262,29 @@ TEST(TuneTableFile, DeepNestingIsRefusedNotACrash) {
     ADD_FAILURE() << "a 200000-deep file was read as a table";
   } catch (const TableError& e) {
     EXPECT_NE(std::string(e.what()).find("levels deep"), std::string::npos) << e.what();
+  }
+}
+
+// A path that cannot be looked at is an error naming why, not a table that
+// is absent (which a tuning run would start afresh); so is a file whose read
+// fails part-way.
+TEST(TuneTableFile, APathThatCannotBeReadIsAnErrorNotAbsent) {
+  const TempDir dir;
+  const std::filesystem::path loop = dir.path() / "loop.json";
+  std::filesystem::create_symlink(loop, loop);
+  try {
+    load_table(loop);
+    ADD_FAILURE() << "a symlink loop was read as absent or as a table";
+  } catch (const TableError& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot be read"), std::string::npos) << e.what();
+  }
+  // Opening /proc/self/mem succeeds; reading it from offset 0 fails (EIO).
+  if (!std::filesystem::exists("/proc/self/mem")) GTEST_SKIP() << "no /proc/self/mem";
+  try {
+    load_table("/proc/self/mem");
+    ADD_FAILURE() << "/proc/self/mem was read as a table";
+  } catch (const TableError& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot be read"), std::string::npos) << e.what();
   }
 }
 
