@@ -240,7 +240,8 @@ int tune_main(int argc, char** argv) {
                "with --report: each config's per-tile rate measured in the file, relative to "
                "prod-128x256 and without wave quantization, beside the rate the heuristic assumes; "
                "the device model as for --rescore");
-  app.add_option("--model-sms", model_sms, "--rescore, --rates: the modeled device's SM count (instead of this GPU's; "
+  app.add_option("--model-sms", model_sms,
+                 "--rescore, --rates: the modeled device's SM count (instead of this GPU's; "
                  "needed without one)")
       ->transform(bench::integer_in(1, 100000));
   app.add_option("--model-bytes-per-cycle", model_bytes_per_cycle,
