@@ -37,6 +37,13 @@ cd .carry || exit 1
 b=b26
 gpu() { nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv,noheader >> gpu-$1.txt; }
 pack() { tar czf $OUT/s25-$1.tar.gz *.json *.csv *.log *.txt 2>/dev/null; }
+# gtests LOG SECONDS FILTER: the GPU tests FILTER selects, under a time
+# limit, into LOG; prints the status and gtest's summary lines.
+gtests() {
+  TCGEMM_REQUIRE_GPU=1 timeout $2 $b/tcgemm_gpu_tests --gtest_filter="$3" > $1 2>&1
+  echo "$1 rc $? at $SECONDS s"; grep -E "^\[  PASSED|^\[  FAILED|FAILED  \]|tests ran" $1 | tail -12
+}
+suite='-EveryConfig/ProdStreamKTail.*:ProdChoices.*'  # all but the two long suites
 gpu $1
 case $1 in
 check)
@@ -44,19 +51,15 @@ check)
       --no-build-isolation --no-deps --target /tmp/site -Cbuild-dir=/tmp/pybuild "$repo" > pip.log 2>&1
     echo "pip rc $? in $((SECONDS - t0)) s" >> pip.log ) &
   pip_pid=$!
-  TCGEMM_REQUIRE_GPU=1 timeout 300 $b/tcgemm_gpu_tests --gtest_filter='-EveryConfig/ProdStreamKTail.*:ProdChoices.*' > gpu-suite.log 2>&1
-  echo "suite rc $? at $SECONDS s"; grep -E "^\[  PASSED|^\[  FAILED|FAILED  \]|tests ran" gpu-suite.log | tail -12; pack check
-  TCGEMM_REQUIRE_GPU=1 timeout 120 $b/tcgemm_gpu_tests --gtest_filter='ProdChoices.*' > prodchoices.log 2>&1
-  echo "choices rc $? at $SECONDS s"; grep -E "^\[  PASSED|^\[  FAILED|FAILED  \]|tests ran" prodchoices.log | tail -6; pack check
+  gtests gpu-suite.log 300 "$suite"; pack check
+  gtests prodchoices.log 120 'ProdChoices.*'; pack check
   wait $pip_pid; tail -n 1 pip.log
   (cd "$repo" && PYTHONPATH=/tmp/site TCGEMM_REQUIRE_GPU=1 timeout 120 python3 -m pytest -p no:cacheprovider -ra -q python/tests > "$repo/.carry/pytest.log" 2>&1; echo "pytest rc $? at $SECONDS s"); tail -n 1 pytest.log
   pack check
   (cd "$repo" && bash $here/command.sh san) ;;
 tests)
-  TCGEMM_REQUIRE_GPU=1 timeout 260 $b/tcgemm_gpu_tests --gtest_filter='-EveryConfig/ProdStreamKTail.*:ProdChoices.*' > gpu-suite.log 2>&1
-  echo "suite rc $? at $SECONDS s"; grep -E "^\[  PASSED|^\[  FAILED|FAILED  \]|tests ran" gpu-suite.log | tail -12; pack tests
-  TCGEMM_REQUIRE_GPU=1 timeout 100 $b/tcgemm_gpu_tests --gtest_filter='ProdChoices.*' > prodchoices.log 2>&1
-  echo "choices rc $? at $SECONDS s"; grep -E "^\[  PASSED|^\[  FAILED|FAILED  \]|tests ran" prodchoices.log | tail -6; pack tests
+  gtests gpu-suite.log 260 "$suite"; pack tests
+  gtests prodchoices.log 100 'ProdChoices.*'; pack tests
   (cd "$repo" && bash $here/command.sh san) ;;
 ab)
   for round in 1 2 3 4; do
@@ -71,21 +74,16 @@ ab)
   python3 "$repo/scripts/bench-ab" --a ab-*-b26-*.csv --b ab-*-b26x-*.csv > bench-ab.txt 2>&1
   echo "bench-ab rc $?"; cat bench-ab.txt ;;
 short)
-  TCGEMM_REQUIRE_GPU=1 timeout 200 $b/tcgemm_gpu_tests --gtest_filter='-EveryConfig/ProdStreamKTail.*:ProdChoices.*' > gpu-suite.log 2>&1
-  echo "suite rc $? at $SECONDS s"; grep -E "^\[  PASSED|^\[  FAILED|FAILED  \]|tests ran" gpu-suite.log | tail -12; pack short
+  gtests gpu-suite.log 200 "$suite"; pack short
   left=$((270 - SECONDS))
-  if (( left > 20 )); then
-    TCGEMM_REQUIRE_GPU=1 timeout $left $b/tcgemm_gpu_tests --gtest_filter='ProdChoices.*' > prodchoices.log 2>&1
-    echo "choices rc $? at $SECONDS s"; grep -E "^\[  PASSED|^\[  FAILED|FAILED  \]|tests ran" prodchoices.log | tail -6
-  fi ;;
+  (( left > 20 )) && gtests prodchoices.log $left 'ProdChoices.*' ;;
 san)
   for tool in memcheck racecheck; do
     TCGEMM_SANITIZER=1 TCGEMM_REQUIRE_GPU=1 timeout 200 compute-sanitizer --tool $tool --error-exitcode 97 $b/tcgemm_gpu_tests --gtest_filter='ProdSweep.Sanitizer*:ProdChoices.*SanitizerSubset:ProdRepack.TwoJobsInOneLaunch' > $tool.log 2>&1
     echo "$tool rc $? at $SECONDS s"; grep -E "SUMMARY|^\[  PASSED|^\[  FAILED" $tool.log | tail -n 3
   done ;;
 tail)
-  TCGEMM_REQUIRE_GPU=1 timeout 400 $b/tcgemm_gpu_tests --gtest_filter='EveryConfig/ProdStreamKTail.*' > streamk-tail.log 2>&1
-  echo "tail rc $? at $SECONDS s"; grep -E "^\[  PASSED|^\[  FAILED|FAILED  \]|tests ran" streamk-tail.log | tail -6 ;;
+  gtests streamk-tail.log 400 'EveryConfig/ProdStreamKTail.*' ;;
 heldout)
   timeout 540 $b/tcgemm-tune --shapes heldout --dtype bf16 --layouts tn,tnr --out heldout.json >> tune-heldout.log 2>&1
   echo "tune rc $? at $SECONDS s"; grep -c "^\[" tune-heldout.log; grep -E "heuristic vs" tune-heldout.log | tail -2 ;;
