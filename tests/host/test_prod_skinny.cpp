@@ -109,10 +109,17 @@ TEST(ProdSkinny, KSlicesKeepEveryBlockResident) {
 }
 
 TEST(ProdSkinny, MoreRowsOfTheSmallOperandMeanTallerBlocks) {
-  // M = 8 against 14336 rows: two row groups still leave 3584 warps.
+  // M = 8 against 14336 rows: one row group or two leave 3584 warps; one
+  // (896 blocks of 4 warps) puts at most 28 on an SM, two (448 of 8) 32.
   const SkinnyShape tall = skinny_shape(linear(8, 14336, 4096), 132);
-  EXPECT_EQ(tall.row_groups, 2);
+  EXPECT_EQ(tall.row_groups, 1);
   EXPECT_EQ(tall.k_slices, 4);
+  // Against 5120 rows: 320 blocks of 8 warps (at most 24 an SM) rather than
+  // 160 of 16 (32 on 28 SMs, 16 on the rest).
+  const SkinnyShape spread = skinny_shape(linear(8, 5120, 5120), 132);
+  EXPECT_EQ(spread.row_groups, 1);
+  EXPECT_EQ(spread.blocks, 320);
+  EXPECT_EQ(spread.k_slices, 8);
   // Against 4096 rows, two groups of 8 slices stream with as many warps
   // (2048) as one group would: two.
   const SkinnyShape even = skinny_shape(linear(8, 4096, 4096), 132);
