@@ -204,11 +204,17 @@ inline constexpr std::array kConfigs = {
     // where 128 x 192 tiles are 2.9. 64 x 192 accumulators per consumer in
     // 152 registers (setmaxnreg); clusters of 2 with B multicast, as
     // cuBLAS's kernel there (0.8% faster at 3072^3 than without); 4 stages
-    // fill the shared memory. Timed by tcgemm-tune, not estimated: on the
-    // H200 it ties prod-128x192 at 3072^3, loses to prod-128x256 on the
-    // squares from 2048 to 8192 and the llm shapes of M = 512 to 4096, and
-    // timed 0.89-0.96x of prod-128x256 on most problems with a 16384 side
-    // and K >= 8192 (the table of 2026-12-05, docs/production.md).
+    // fill the shared memory. On the H200 it ties prod-128x192 at 3072^3,
+    // loses to prod-128x256 on the squares from 2048 to 8192 and the llm
+    // shapes of M = 512 to 4096, and timed 0.89-0.96x of prod-128x256 on
+    // most problems with a 16384 side and K >= 8192 (the table of
+    // 2026-12-05, docs/production.md). Estimated at 90: the heuristic then
+    // takes it where its tiles make one round and narrower ones two (768 x
+    // 6144 x 4096: 128 tiles against 144 of 128 x 256), which every stored
+    // heldout set measured 1.04-1.10x faster than the pick it replaces;
+    // anywhere from 85 to 95 it moves the same picks, and that is all it
+    // moves (docs/tuning.md). The largest problems it wins on the estimate
+    // does not see.
     ConfigEntry{"prod-192x192",
                 TileConfig{.bm = 192,
                            .bn = 192,
@@ -220,8 +226,7 @@ inline constexpr std::array kConfigs = {
                            .deferred_store = false},
                 "production: 192x192x64 tile, 4 stages, 3 consumers, cluster 2x1 with B "
                 "multicast, TMA-store epilogue",
-                90,
-                /*estimated=*/false},
+                90},
     // Between the 128 x 128 and 128 x 64 rows, in DeepGEMM's manner of
     // choosing BN to fill the SMs: 256 x 6144 x 4096 is 96 tiles of 128 x
     // 128 on 132 SMs but 128 of 128 x 96. Clusters of 2 with B multicast in
