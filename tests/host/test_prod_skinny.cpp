@@ -108,7 +108,7 @@ TEST(ProdSkinny, KSlicesKeepEveryBlockResident) {
   EXPECT_EQ(short_k.k_per_warp, 32);
 }
 
-TEST(ProdSkinny, MoreRowsOfTheSmallOperandMeanTallerBlocks) {
+TEST(ProdSkinny, EightRowsTakeTheRowGroupsThatStreamMostAndSpreadBest) {
   // M = 8 against 14336 rows: one row group or two leave 3584 warps; one
   // (896 blocks of 4 warps) puts at most 28 on an SM, two (448 of 8) 32.
   const SkinnyShape tall = skinny_shape(linear(8, 14336, 4096), 132);

@@ -19,10 +19,11 @@
 //      compared with the source on the host, every element.
 //   2. engine or SMs: a kernel whose 2 x SMs blocks of 1024 threads fill
 //      every SM's thread slots spins on a flag in global memory; a second
-//      stream runs the 2-D repack, then cuStreamWriteValue32 sets the flag.
-//      A copy that needs an SM cannot start while the spinners hold them
-//      all: the spinners give up after 2 s and the probe says so. Otherwise
-//      it prints when the flag arrived, from the spinners' start.
+//      stream sets the flag with cuStreamWriteValue32, after nothing (the
+//      control: a stream memory operation needs no SM), after a 1-D copy,
+//      after the 2-D repack. A copy that needs an SM cannot run while the
+//      spinners hold them all: they give up after 2 s. Otherwise it prints
+//      when the flag arrived, from the spinners' start.
 //   3. beside a GEMM: the 2-D repack on a second stream while cuBLAS runs a
 //      G x G x G bf16 GEMM (compute-bound) on the first: each one's time
 //      alone and started together, so the copy's cost to the GEMM shows.
@@ -242,52 +243,73 @@ int run(std::int64_t rows, std::int64_t cols, int reps, int gemm_n) {
   });
   report("repack kernel (SMs)", ms, mismatches(op));
 
-  // 2. Engine or SMs.
-  std::printf("\n2. the 2-D repack while %d blocks of 1024 threads hold every SM\n", 2 * sms);
+  // 2. Engine or SMs: the flag write alone (the control: a stream memory
+  // operation needs no SM), after a 1-D copy, after the 2-D repack.
+  std::printf("\n2. under %d blocks of 1024 threads that hold every SM until a flag is set\n",
+              2 * sms);
+  std::printf("%-28s %10s %14s\n", "what the flag follows", "gave up", "flag after us");
   unsigned* flag = nullptr;
   std::uint64_t* times = nullptr;
   check(cudaMalloc(&flag, sizeof(unsigned)), "cudaMalloc");
   check(cudaMalloc(&times, sizeof(std::uint64_t) * 4 * sms), "cudaMalloc");
-  check(cudaMemset(flag, 0, sizeof(unsigned)), "cudaMemset");
-  clear_dst(op);
-  check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
   const WriteValue32Fn write32 = write_value32();
-  spin_until_flag<<<2 * sms, 1024, 0, main_stream>>>(flag, 2'000'000'000ull, times,
-                                                     times + 2 * sms);
-  check(cudaGetLastError(), "spin_until_flag");
-  repack_2d(op, 0, cols, side);
-  if (write32(side, reinterpret_cast<CUdeviceptr>(flag), 1, CU_STREAM_WRITE_VALUE_DEFAULT) !=
-      CUDA_SUCCESS) {
-    throw std::runtime_error("cuStreamWriteValue32 failed");
-  }
-  check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
-  std::vector<std::uint64_t> host(4 * sms);
-  check(cudaMemcpy(host.data(), times, host.size() * sizeof(std::uint64_t), cudaMemcpyDeviceToHost),
-        "cudaMemcpy");
-  const std::uint64_t first = *std::min_element(host.begin(), host.begin() + 2 * sms);
-  const std::uint64_t last_start = *std::max_element(host.begin(), host.begin() + 2 * sms);
-  int gave_up = 0;
-  std::uint64_t latest = 0;
-  for (int b = 0; b < 2 * sms; ++b) {
-    if (host[2 * sms + b] == 0) {
-      ++gave_up;
-    } else {
-      latest = std::max(latest, host[2 * sms + b]);
+  const auto under_spinners = [&](const char* name, const auto& enqueue) {
+    check(cudaMemset(flag, 0, sizeof(unsigned)), "cudaMemset");
+    clear_dst(op);
+    check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+    spin_until_flag<<<2 * sms, 1024, 0, main_stream>>>(flag, 2'000'000'000ull, times,
+                                                       times + 2 * sms);
+    check(cudaGetLastError(), "spin_until_flag");
+    enqueue();
+    if (write32(side, reinterpret_cast<CUdeviceptr>(flag), 1, CU_STREAM_WRITE_VALUE_DEFAULT) !=
+        CUDA_SUCCESS) {
+      throw std::runtime_error("cuStreamWriteValue32 failed");
     }
-  }
-  std::printf("spinners started within %.1f us of each other; %d of %d gave up after 2 s\n",
-              (last_start - first) * 1e-3, gave_up, 2 * sms);
-  if (gave_up == 0) {
-    // Had the copy run on SMs before the spinners took them, the flag
-    // would come sooner than the copy alone takes (part 1).
-    std::printf(
-        "the flag reached them all %.1f us after the first started (a copy engine,\n"
-        "unless that is less than the copy's own time above)\n",
-        (latest - first) * 1e-3);
-  } else {
-    std::printf("the copy waited for SMs: not a copy engine\n");
-  }
-  std::printf("repack result: %lld mismatches\n", static_cast<long long>(mismatches(op)));
+    check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+    std::vector<std::uint64_t> host(4 * sms);
+    check(
+        cudaMemcpy(host.data(), times, host.size() * sizeof(std::uint64_t), cudaMemcpyDeviceToHost),
+        "cudaMemcpy");
+    const std::uint64_t first = *std::min_element(host.begin(), host.begin() + 2 * sms);
+    int gave_up = 0;
+    std::uint64_t latest = 0;
+    for (int b = 0; b < 2 * sms; ++b) {
+      if (host[2 * sms + b] == 0) {
+        ++gave_up;
+      } else {
+        latest = std::max(latest, host[2 * sms + b]);
+      }
+    }
+    // A flag that came sooner than the copy alone takes (part 1) means the
+    // copy ran before the spinners took the SMs.
+    if (gave_up == 2 * sms) {
+      std::printf("%-28s %6d/%-3d %14s\n", name, gave_up, 2 * sms, "never");
+    } else {
+      std::printf("%-28s %6d/%-3d %14.1f\n", name, gave_up, 2 * sms, (latest - first) * 1e-3);
+    }
+    return gave_up;
+  };
+  const int alone = under_spinners("nothing (the control)", [] {});
+  const int linear = under_spinners("a 1-D copy (aligned)", [&] {
+    check(cudaMemcpyAsync(dst, src_alloc, static_cast<std::size_t>(rows * cols) * 2,
+                          cudaMemcpyDeviceToDevice, side),
+          "cudaMemcpyAsync");
+  });
+  const int pitched = under_spinners("the 2-D repack", [&] { repack_2d(op, 0, cols, side); });
+  std::printf("2-D repack result: %lld mismatches\n", static_cast<long long>(mismatches(op)));
+  const auto verdict = [&](const char* what, int gave_up) {
+    if (alone != 0) {
+      std::printf("%s: no verdict (the control's flag did not reach every spinner)\n", what);
+    } else if (gave_up == 0) {
+      std::printf("%s: done while every SM was held (a copy engine)\n", what);
+    } else if (gave_up == 2 * sms) {
+      std::printf("%s: not done until the spinners gave up (it needs SMs)\n", what);
+    } else {
+      std::printf("%s: no verdict (some spinners saw the flag, some gave up)\n", what);
+    }
+  };
+  verdict("1-D copy", linear);
+  verdict("2-D repack", pitched);
 
   // 3. Beside a compute-bound GEMM.
   std::printf("\n3. beside cuBLAS %d^3 bf16 (medians of %d)\n", gemm_n, reps);
