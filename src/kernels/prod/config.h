@@ -210,11 +210,11 @@ inline constexpr std::array kConfigs = {
     // most problems with a 16384 side and K >= 8192 (the table of
     // 2026-12-05, docs/production.md). Estimated at 90: the heuristic then
     // takes it where its tiles make one round and narrower ones two (768 x
-    // 6144 x 4096: 128 tiles against 144 of 128 x 256), which every stored
-    // heldout set measured 1.04-1.10x faster than the pick it replaces;
-    // anywhere from 85 to 95 it moves the same picks, and that is all it
-    // moves (docs/tuning.md). The largest problems it wins on the estimate
-    // does not see.
+    // 6144 x 4096: 128 tiles against 144 of 128 x 256), which the stored
+    // heldout sets timed ahead of the pick it replaces on 13 of 14 such
+    // problems; on the stored tables and heldout sets every rate from 90 to
+    // 95 moves the same picks (docs/tuning.md). The largest problems it wins
+    // on the estimate does not see.
     ConfigEntry{"prod-192x192",
                 TileConfig{.bm = 192,
                            .bn = 192,
