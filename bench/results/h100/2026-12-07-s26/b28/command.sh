@@ -1,6 +1,6 @@
 #!/bin/bash
 # Session 26 (2026-12-07): one device call, run from the repository root as
-# `bash bench/results/h200/2026-12-07-s26/command.sh [SECONDS]`, on whichever
+# `bash bench/results/h100/2026-12-07-s26/b28/command.sh [SECONDS]`, on whichever
 # card is lent (the README says which ran). Builds carried (gitignored, nvcc
 # 13.0, sm_90a, Release; packed with `tar cf - DIR | xz -T2 -6`):
 #   .carry/b26.tar.xz  main at 08c36fb, before the merge of exp/skinny-balance
