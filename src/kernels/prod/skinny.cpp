@@ -70,9 +70,9 @@ SkinnyShape skinny_shape(const GemmArgs& args, int sm_count) {
     // as many warps streaming, the one whose busiest SM holds fewer (one
     // wave: the blocks spread over the SMs, one more on some): 160 blocks of
     // 16 warps put 32 warps on 28 SMs and 16 on the rest, 320 blocks of 8 at
-    // most 24 on any. On the H100 this took 0.89-0.99 of the time of the
-    // first shape found on the six M = 8 weights of the heldout set
-    // (bench/results/h100/2026-12-07-s26/).
+    // most 24 on any. On the H100 this took 0.89-1.00 of the time of the
+    // first shape found on the six M = 8 weights of the heldout set, in two
+    // runs (bench/results/h100/2026-12-07-s26/).
     const std::int64_t busiest = ceil_div(t.blocks, sms) * t.warps;
     if (streaming > best_warps ||
         (s.cols == 8 && streaming == best_warps && busiest < best_busiest)) {

@@ -60,10 +60,11 @@ struct SkinnyShape {
 // The launch shape on a device of `sm_count` SMs: the small operand is the
 // smaller of M and N; one row group for up to 4 rows of it, for more one or
 // two, whichever leaves more warps streaming (with 8 rows, of two that
-// leave as many, the one with fewer warps on the busiest SM); then as many K slices per block as keep every block
-// resident at once, with a margin, so that no partial second wave of
-// blocks runs with too few loads in flight (many waves where even one slice
-// per block cannot all be resident).
+// leave as many, the one with fewer warps on the busiest SM); then as many
+// K slices per block as keep every block resident at once, with a margin,
+// so that no partial second wave of blocks runs with too few loads in
+// flight (many waves where even one slice per block cannot all be
+// resident).
 SkinnyShape skinny_shape(const GemmArgs& args, int sm_count);
 
 // "small-M path (mma.sync, per-warp streaming): small operand A (M=16), 16 of its
