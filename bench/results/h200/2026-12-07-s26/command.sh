@@ -4,7 +4,8 @@
 # `bash bench/results/h200/2026-12-07-s26/command.sh PART`. Build carried
 # (gitignored, nvcc 13.0, sm_90a, Release; `tar cf - DIR | xz -T2 -6`):
 #   .carry/b28.tar.xz  main at 26ffda2 (b28/COMMIT; later commits change
-#                      comments, host tests, docs and results only):
+#                      comments, host tests, docs, results and the probe
+#                      tools/probes/copy_engine.cu only):
 #                      tcgemm-bench, tcgemm-tune, tcgemm-host-overhead,
 #                      tcgemm_gpu_tests
 # Parts, in the order they should run (each packs its files as it goes):
@@ -24,6 +25,8 @@ cd .carry || exit 1
 b=b28
 gpu() { nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv,noheader >> gpu-$1.txt; }
 pack() { tar czf $OUT/s26-$1.tar.gz *.json *.csv *.log *.txt 2>/dev/null; }
+# within T: the seconds left before T s into the part, at least 1
+within() { local left=$(($1 - SECONDS)); echo $((left > 1 ? left : 1)); }
 bench() {  # bench NAME SECONDS ARGS...: tcgemm-bench's tcgemm row into NAME.csv
   local name=$1 seconds=$2; shift 2
   timeout $seconds $b/tcgemm-bench --kernels tcgemm --seed 7 --csv $name.csv "$@" > $name.log 2>&1 \
@@ -33,15 +36,17 @@ bench() {  # bench NAME SECONDS ARGS...: tcgemm-bench's tcgemm row into NAME.csv
 gpu $1
 case $1 in
 bars)
-  for mib in 1024 16 56 224; do $b/tcgemm-host-overhead --copy-rate $mib >> copy-rate.txt 2>&1; done
+  for mib in 1024 16 56 224; do
+    timeout 30 $b/tcgemm-host-overhead --copy-rate $mib >> copy-rate.txt 2>&1 || echo "FAIL copy rate $mib"
+  done
   bench llm 170 --shapes llm --layout tn,tnr; pack bars
   bench square 100 --shapes square --layout tn --dtype bf16; pack bars
-  bench ragged $((380 - SECONDS)) --shapes ragged ;;
+  bench ragged $(within 380) --shapes ragged ;;
 heldout)
   rm -f heldout.json
   timeout 120 $b/tcgemm-tune --shapes heldout --dtype bf16 --layouts tn,tnr --out heldout.json > tune-heldout.log 2>&1
   echo "tune rc $? at $SECONDS s"; grep -E "heuristic vs" tune-heldout.log | tail -1; pack heldout
-  bench heldout $((540 - SECONDS)) --shapes heldout --layout tn,tnr ;;
+  bench heldout $(within 540) --shapes heldout --layout tn,tnr ;;
 layouts)
   for n in 4096 8192; do
     bench layouts-bf16-$n 70 --m $n --n $n --k $n --layout tn,nn,nt,tt,tnr,nnr,ntr,ttr
