@@ -176,8 +176,11 @@ std::int64_t mismatches(const Operand& op) {
   return bad;
 }
 
+// Poisons the repacked operand. The copies run on non-blocking streams,
+// which do not wait for the legacy stream's memset: it is finished here.
 void clear_dst(const Operand& op) {
   check(cudaMemset(op.dst, 0xff, static_cast<std::size_t>(op.rows) * op.dst_pitch()), "cudaMemset");
+  check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
 }
 
 int run(std::int64_t rows, std::int64_t cols, int reps, int gemm_n) {
@@ -198,6 +201,7 @@ int run(std::int64_t rows, std::int64_t cols, int reps, int gemm_n) {
   const Operand op{rows, cols, ld_dst, src_alloc + 2, dst};
   fill_bf16<<<4 * sms, 256>>>(reinterpret_cast<__nv_bfloat16*>(src_alloc + 2), rows * cols);
   check(cudaGetLastError(), "fill_bf16");
+  check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");  // before the non-blocking streams
 
   cudaStream_t main_stream{}, side{};
   check(cudaStreamCreateWithFlags(&main_stream, cudaStreamNonBlocking), "cudaStreamCreate");
@@ -323,6 +327,7 @@ int run(std::int64_t rows, std::int64_t cols, int reps, int gemm_n) {
   check(cudaMalloc(&c, elems * 2), "cudaMalloc");
   fill_bf16<<<4 * sms, 256>>>(a, static_cast<std::int64_t>(elems));
   fill_bf16<<<4 * sms, 256>>>(b, static_cast<std::int64_t>(elems));
+  check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
   const float alpha = 1.0f / 1024, beta = 0.0f;
   auto gemm = [&] {
     check(cublasGemmEx(handle, CUBLAS_OP_T, CUBLAS_OP_N, gemm_n, gemm_n, gemm_n, &alpha, a,
