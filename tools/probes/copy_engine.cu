@@ -29,7 +29,6 @@
 //      alone and started together, so the copy's cost to the GEMM shows.
 #include <cublas_v2.h>
 #include <cuda.h>
-#include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
 #include <CLI/CLI.hpp>
@@ -42,14 +41,12 @@
 #include <vector>
 
 #include "kernels/prod/repack.h"
+#include "testing/testing.h"
 
 namespace {
 
-void check(cudaError_t err, const char* what) {
-  if (err != cudaSuccess) {
-    throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(err));
-  }
-}
+using tcgemm::DType;
+using tcgemm::testing::DeviceBuffer;
 
 void check(cublasStatus_t status, const char* what) {
   if (status != CUBLAS_STATUS_SUCCESS) {
@@ -62,9 +59,8 @@ using WriteValue32Fn = CUresult (*)(CUstream, CUdeviceptr, cuuint32_t, unsigned 
 WriteValue32Fn write_value32() {
   void* ptr = nullptr;
   cudaDriverEntryPointQueryResult query = cudaDriverEntryPointSymbolNotFound;
-  check(cudaGetDriverEntryPointByVersion("cuStreamWriteValue32", &ptr, 12000, cudaEnableDefault,
-                                         &query),
-        "cudaGetDriverEntryPointByVersion");
+  TCGEMM_CHECK_CUDA(cudaGetDriverEntryPointByVersion("cuStreamWriteValue32", &ptr, 12000,
+                                                     cudaEnableDefault, &query));
   if (query != cudaDriverEntryPointSuccess || ptr == nullptr) {
     throw std::runtime_error("the driver has no cuStreamWriteValue32");
   }
@@ -99,20 +95,11 @@ __global__ void __launch_bounds__(1024, 2)
   __syncthreads();
 }
 
-__global__ void fill_bf16(__nv_bfloat16* p, std::int64_t count) {
-  const std::int64_t stride = std::int64_t{gridDim.x} * blockDim.x;
-  for (std::int64_t i = std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < count;
-       i += stride) {
-    // Distinct-ish values so a shifted or dropped element shows.
-    p[i] = __float2bfloat16(static_cast<float>(static_cast<int>(i % 251) - 125));
-  }
-}
-
 struct Timer {
   cudaEvent_t begin{}, end{};
   Timer() {
-    check(cudaEventCreate(&begin), "cudaEventCreate");
-    check(cudaEventCreate(&end), "cudaEventCreate");
+    TCGEMM_CHECK_CUDA(cudaEventCreate(&begin));
+    TCGEMM_CHECK_CUDA(cudaEventCreate(&end));
   }
   ~Timer() {
     cudaEventDestroy(begin);
@@ -126,12 +113,12 @@ double median_ms(int reps, cudaStream_t stream, Enqueue enqueue) {
   enqueue();  // warm-up
   std::vector<float> ms;
   for (int r = 0; r < reps; ++r) {
-    check(cudaEventRecord(timer.begin, stream), "cudaEventRecord");
+    TCGEMM_CHECK_CUDA(cudaEventRecord(timer.begin, stream));
     enqueue();
-    check(cudaEventRecord(timer.end, stream), "cudaEventRecord");
-    check(cudaEventSynchronize(timer.end), "cudaEventSynchronize");
+    TCGEMM_CHECK_CUDA(cudaEventRecord(timer.end, stream));
+    TCGEMM_CHECK_CUDA(cudaEventSynchronize(timer.end));
     float t = 0;
-    check(cudaEventElapsedTime(&t, timer.begin, timer.end), "cudaEventElapsedTime");
+    TCGEMM_CHECK_CUDA(cudaEventElapsedTime(&t, timer.begin, timer.end));
     ms.push_back(t);
   }
   std::sort(ms.begin(), ms.end());
@@ -148,10 +135,10 @@ struct Operand {
 };
 
 void repack_2d(const Operand& op, std::int64_t col0, std::int64_t width, cudaStream_t stream) {
-  check(cudaMemcpy2DAsync(op.dst + col0 * 2, op.dst_pitch(), op.src + col0 * 2, op.src_pitch(),
-                          static_cast<std::size_t>(width) * 2, static_cast<std::size_t>(op.rows),
-                          cudaMemcpyDeviceToDevice, stream),
-        "cudaMemcpy2DAsync");
+  TCGEMM_CHECK_CUDA(cudaMemcpy2DAsync(op.dst + col0 * 2, op.dst_pitch(), op.src + col0 * 2,
+                                      op.src_pitch(), static_cast<std::size_t>(width) * 2,
+                                      static_cast<std::size_t>(op.rows), cudaMemcpyDeviceToDevice,
+                                      stream));
 }
 
 void repack_slabs(const Operand& op, std::int64_t slab, cudaStream_t stream) {
@@ -165,8 +152,8 @@ void repack_slabs(const Operand& op, std::int64_t slab, cudaStream_t stream) {
 std::int64_t mismatches(const Operand& op) {
   std::vector<std::uint16_t> src(static_cast<std::size_t>(op.rows * op.cols));
   std::vector<std::uint16_t> dst(static_cast<std::size_t>(op.rows * op.ld_dst));
-  check(cudaMemcpy(src.data(), op.src, src.size() * 2, cudaMemcpyDeviceToHost), "cudaMemcpy");
-  check(cudaMemcpy(dst.data(), op.dst, dst.size() * 2, cudaMemcpyDeviceToHost), "cudaMemcpy");
+  TCGEMM_CHECK_CUDA(cudaMemcpy(src.data(), op.src, src.size() * 2, cudaMemcpyDeviceToHost));
+  TCGEMM_CHECK_CUDA(cudaMemcpy(dst.data(), op.dst, dst.size() * 2, cudaMemcpyDeviceToHost));
   std::int64_t bad = 0;
   for (std::int64_t r = 0; r < op.rows; ++r) {
     for (std::int64_t c = 0; c < op.cols; ++c) {
@@ -179,33 +166,32 @@ std::int64_t mismatches(const Operand& op) {
 // Poisons the repacked operand. The copies run on non-blocking streams,
 // which do not wait for the legacy stream's memset: it is finished here.
 void clear_dst(const Operand& op) {
-  check(cudaMemset(op.dst, 0xff, static_cast<std::size_t>(op.rows) * op.dst_pitch()), "cudaMemset");
-  check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+  TCGEMM_CHECK_CUDA(cudaMemset(op.dst, 0xff, static_cast<std::size_t>(op.rows) * op.dst_pitch()));
+  TCGEMM_CHECK_CUDA(cudaDeviceSynchronize());
 }
 
 int run(std::int64_t rows, std::int64_t cols, int reps, int gemm_n) {
   int device = 0, sms = 0;
-  check(cudaGetDevice(&device), "cudaGetDevice");
-  check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "attribute");
+  TCGEMM_CHECK_CUDA(cudaGetDevice(&device));
+  TCGEMM_CHECK_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   cudaDeviceProp prop{};
-  check(cudaGetDeviceProperties(&prop, device), "cudaGetDeviceProperties");
+  TCGEMM_CHECK_CUDA(cudaGetDeviceProperties(&prop, device));
   std::printf("%s, %d SMs, %d async engines; operand %lld x %lld bf16, lda %lld, base +2 bytes\n",
               prop.name, sms, prop.asyncEngineCount, static_cast<long long>(rows),
               static_cast<long long>(cols), static_cast<long long>(cols));
 
   const std::int64_t ld_dst = (cols + 7) / 8 * 8;
-  char* src_alloc = nullptr;
-  char* dst = nullptr;
-  check(cudaMalloc(&src_alloc, static_cast<std::size_t>(rows * cols) * 2 + 16), "cudaMalloc");
-  check(cudaMalloc(&dst, static_cast<std::size_t>(rows * ld_dst) * 2), "cudaMalloc");
+  const DeviceBuffer src_buffer(static_cast<std::size_t>(rows * cols) * 2 + 16);
+  const DeviceBuffer dst_buffer(static_cast<std::size_t>(rows * ld_dst) * 2);
+  char* const src_alloc = static_cast<char*>(src_buffer.get());
+  char* const dst = static_cast<char*>(dst_buffer.get());
   const Operand op{rows, cols, ld_dst, src_alloc + 2, dst};
-  fill_bf16<<<4 * sms, 256>>>(reinterpret_cast<__nv_bfloat16*>(src_alloc + 2), rows * cols);
-  check(cudaGetLastError(), "fill_bf16");
-  check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");  // before the non-blocking streams
+  tcgemm::testing::fill_small_integers(src_alloc + 2, DType::kBF16, rows * cols, 1);
+  TCGEMM_CHECK_CUDA(cudaDeviceSynchronize());  // before the non-blocking streams
 
   cudaStream_t main_stream{}, side{};
-  check(cudaStreamCreateWithFlags(&main_stream, cudaStreamNonBlocking), "cudaStreamCreate");
-  check(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking), "cudaStreamCreate");
+  TCGEMM_CHECK_CUDA(cudaStreamCreateWithFlags(&main_stream, cudaStreamNonBlocking));
+  TCGEMM_CHECK_CUDA(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking));
   const double gb = op.bytes_moved() / 1e9;
 
   // 1. Rates alone.
@@ -216,10 +202,9 @@ int run(std::int64_t rows, std::int64_t cols, int reps, int gemm_n) {
   report("1-D cudaMemcpyAsync (aligned)",
          median_ms(reps, main_stream,
                    [&] {
-                     check(
-                         cudaMemcpyAsync(dst, src_alloc, static_cast<std::size_t>(rows * cols) * 2,
-                                         cudaMemcpyDeviceToDevice, main_stream),
-                         "cudaMemcpyAsync");
+                     TCGEMM_CHECK_CUDA(cudaMemcpyAsync(dst, src_alloc,
+                                                       static_cast<std::size_t>(rows * cols) * 2,
+                                                       cudaMemcpyDeviceToDevice, main_stream));
                    }),
          -1);
   clear_dst(op);
@@ -252,28 +237,27 @@ int run(std::int64_t rows, std::int64_t cols, int reps, int gemm_n) {
   std::printf("\n2. under %d blocks of 1024 threads that hold every SM until a flag is set\n",
               2 * sms);
   std::printf("%-28s %10s %14s\n", "what the flag follows", "gave up", "flag after us");
-  unsigned* flag = nullptr;
-  std::uint64_t* times = nullptr;
-  check(cudaMalloc(&flag, sizeof(unsigned)), "cudaMalloc");
-  check(cudaMalloc(&times, sizeof(std::uint64_t) * 4 * sms), "cudaMalloc");
+  const DeviceBuffer flag_buffer(sizeof(unsigned));
+  const DeviceBuffer times_buffer(sizeof(std::uint64_t) * 4 * sms);
+  auto* const flag = static_cast<unsigned*>(flag_buffer.get());
+  auto* const times = static_cast<std::uint64_t*>(times_buffer.get());
   const WriteValue32Fn write32 = write_value32();
   const auto under_spinners = [&](const char* name, const auto& enqueue) {
-    check(cudaMemset(flag, 0, sizeof(unsigned)), "cudaMemset");
+    TCGEMM_CHECK_CUDA(cudaMemset(flag, 0, sizeof(unsigned)));
     clear_dst(op);
-    check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+    TCGEMM_CHECK_CUDA(cudaDeviceSynchronize());
     spin_until_flag<<<2 * sms, 1024, 0, main_stream>>>(flag, 2'000'000'000ull, times,
                                                        times + 2 * sms);
-    check(cudaGetLastError(), "spin_until_flag");
+    TCGEMM_CHECK_CUDA(cudaGetLastError());
     enqueue();
     if (write32(side, reinterpret_cast<CUdeviceptr>(flag), 1, CU_STREAM_WRITE_VALUE_DEFAULT) !=
         CUDA_SUCCESS) {
       throw std::runtime_error("cuStreamWriteValue32 failed");
     }
-    check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+    TCGEMM_CHECK_CUDA(cudaDeviceSynchronize());
     std::vector<std::uint64_t> host(4 * sms);
-    check(
-        cudaMemcpy(host.data(), times, host.size() * sizeof(std::uint64_t), cudaMemcpyDeviceToHost),
-        "cudaMemcpy");
+    TCGEMM_CHECK_CUDA(cudaMemcpy(host.data(), times, host.size() * sizeof(std::uint64_t),
+                                 cudaMemcpyDeviceToHost));
     const std::uint64_t first = *std::min_element(host.begin(), host.begin() + 2 * sms);
     int gave_up = 0;
     std::uint64_t latest = 0;
@@ -295,9 +279,8 @@ int run(std::int64_t rows, std::int64_t cols, int reps, int gemm_n) {
   };
   const int alone = under_spinners("nothing (the control)", [] {});
   const int linear = under_spinners("a 1-D copy (aligned)", [&] {
-    check(cudaMemcpyAsync(dst, src_alloc, static_cast<std::size_t>(rows * cols) * 2,
-                          cudaMemcpyDeviceToDevice, side),
-          "cudaMemcpyAsync");
+    TCGEMM_CHECK_CUDA(cudaMemcpyAsync(dst, src_alloc, static_cast<std::size_t>(rows * cols) * 2,
+                                      cudaMemcpyDeviceToDevice, side));
   });
   const int pitched = under_spinners("the 2-D repack", [&] { repack_2d(op, 0, cols, side); });
   std::printf("2-D repack result: %lld mismatches\n", static_cast<long long>(mismatches(op)));
@@ -321,13 +304,13 @@ int run(std::int64_t rows, std::int64_t cols, int reps, int gemm_n) {
   check(cublasCreate(&handle), "cublasCreate");
   check(cublasSetStream(handle, main_stream), "cublasSetStream");
   const std::size_t elems = static_cast<std::size_t>(gemm_n) * gemm_n;
-  __nv_bfloat16 *a = nullptr, *b = nullptr, *c = nullptr;
-  check(cudaMalloc(&a, elems * 2), "cudaMalloc");
-  check(cudaMalloc(&b, elems * 2), "cudaMalloc");
-  check(cudaMalloc(&c, elems * 2), "cudaMalloc");
-  fill_bf16<<<4 * sms, 256>>>(a, static_cast<std::int64_t>(elems));
-  fill_bf16<<<4 * sms, 256>>>(b, static_cast<std::int64_t>(elems));
-  check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+  const DeviceBuffer a_buffer(elems * 2), b_buffer(elems * 2), c_buffer(elems * 2);
+  void* const a = a_buffer.get();
+  void* const b = b_buffer.get();
+  void* const c = c_buffer.get();
+  tcgemm::testing::fill_small_integers(a, DType::kBF16, static_cast<std::int64_t>(elems), 2);
+  tcgemm::testing::fill_small_integers(b, DType::kBF16, static_cast<std::int64_t>(elems), 3);
+  TCGEMM_CHECK_CUDA(cudaDeviceSynchronize());
   const float alpha = 1.0f / 1024, beta = 0.0f;
   auto gemm = [&] {
     check(cublasGemmEx(handle, CUBLAS_OP_T, CUBLAS_OP_N, gemm_n, gemm_n, gemm_n, &alpha, a,
@@ -341,21 +324,21 @@ int run(std::int64_t rows, std::int64_t cols, int reps, int gemm_n) {
   // timed from that start.
   Timer timer;
   cudaEvent_t copy_end{};
-  check(cudaEventCreate(&copy_end), "cudaEventCreate");
+  TCGEMM_CHECK_CUDA(cudaEventCreate(&copy_end));
   std::vector<float> both_gemm, both_copy;
   for (int r = 0; r < reps + 1; ++r) {
-    check(cudaEventRecord(timer.begin, main_stream), "cudaEventRecord");
-    check(cudaStreamWaitEvent(side, timer.begin), "cudaStreamWaitEvent");
+    TCGEMM_CHECK_CUDA(cudaEventRecord(timer.begin, main_stream));
+    TCGEMM_CHECK_CUDA(cudaStreamWaitEvent(side, timer.begin));
     repack_2d(op, 0, cols, side);
-    check(cudaEventRecord(copy_end, side), "cudaEventRecord");
+    TCGEMM_CHECK_CUDA(cudaEventRecord(copy_end, side));
     gemm();
-    check(cudaEventRecord(timer.end, main_stream), "cudaEventRecord");
-    check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+    TCGEMM_CHECK_CUDA(cudaEventRecord(timer.end, main_stream));
+    TCGEMM_CHECK_CUDA(cudaDeviceSynchronize());
     if (r == 0) continue;  // warm-up
     float t = 0;
-    check(cudaEventElapsedTime(&t, timer.begin, timer.end), "cudaEventElapsedTime");
+    TCGEMM_CHECK_CUDA(cudaEventElapsedTime(&t, timer.begin, timer.end));
     both_gemm.push_back(t);
-    check(cudaEventElapsedTime(&t, timer.begin, copy_end), "cudaEventElapsedTime");
+    TCGEMM_CHECK_CUDA(cudaEventElapsedTime(&t, timer.begin, copy_end));
     both_copy.push_back(t);
   }
   std::sort(both_gemm.begin(), both_gemm.end());
@@ -366,13 +349,6 @@ int run(std::int64_t rows, std::int64_t cols, int reps, int gemm_n) {
               both_copy[both_copy.size() / 2]);
   cudaEventDestroy(copy_end);
   cublasDestroy(handle);
-  cudaFree(a);
-  cudaFree(b);
-  cudaFree(c);
-  cudaFree(flag);
-  cudaFree(times);
-  cudaFree(src_alloc);
-  cudaFree(dst);
   cudaStreamDestroy(main_stream);
   cudaStreamDestroy(side);
   return 0;
