@@ -993,8 +993,7 @@ __global__ void __launch_bounds__(Shape<kConfig>::kThreads, Shape<kConfig>::kCta
     [[maybe_unused]] std::int32_t pending_col0 = 0;
     [[maybe_unused]] std::int32_t pending_batch = 0;
     [[maybe_unused]] int pending_part = S::kCParts;
-    // kCopyWarps: C's batch entry for the pending parts, and the hand-over.
-    [[maybe_unused]] void* pending_c = nullptr;
+    // kCopyWarps: the hand-over (pending_batch is then C's batch entry).
     [[maybe_unused]] CopyHandOff hand_off{&smem.c_full[consumer], &smem.c_empty[consumer],
                                           &smem.c_job[consumer]};
     [[maybe_unused]] auto store_pending_part = [&] {
@@ -1003,10 +1002,11 @@ __global__ void __launch_bounds__(Shape<kConfig>::kThreads, Shape<kConfig>::kCta
             pending_part++, pending, smem.c[consumer], &map_c, pending_row0, pending_col0,
             pending_batch, c_barrier, leader);
       } else if constexpr (kCopyWarps) {
-        hand_off_packed_part<TOut, S, S::kFirstDeferredPart>(pending_part++, pending,
-                                                             smem.c[consumer], pending_c,
-                                                             pending_row0, pending_col0, hand_off,
-                                                             leader);
+        // (The entry's address found again rather than kept: registers.)
+        void* const c = static_cast<TOut*>(p.c) + std::int64_t{pending_batch} * p.stride_c;
+        hand_off_packed_part<TOut, S, S::kFirstDeferredPart>(
+            pending_part++, pending, smem.c[consumer], c, pending_row0, pending_col0, hand_off,
+            leader);
       }
     };
     // Releases a slot in every CTA of the cluster: each CTA's producer
@@ -1120,7 +1120,7 @@ __global__ void __launch_bounds__(Shape<kConfig>::kThreads, Shape<kConfig>::kCta
           static_assert(S::kFirstDeferredPart == 1);
           hopper::tma_store::pack_slice<TOut, S, S::kFirstDeferredPart>(acc, pending, ep, row0,
                                                                         col0);
-          pending_c = ep.c;
+          pending_batch = static_cast<std::int32_t>(c_entry);
           pending_row0 = row0;
           pending_col0 = col0;
           pending_part = S::kFirstDeferredPart;
