@@ -534,9 +534,9 @@ __device__ __forceinline__ void copy_part_out(const std::uint16_t* c_tile,
       const int x = x0 + b * step;
       column[b] = static_cast<std::uint16_t*>(p.c) + (part_col0 + x) * p.ldc + row0;
       h[b] = static_cast<int>(reinterpret_cast<std::uintptr_t>(column[b]) % 16 / 2);
-      chunk[b] = *reinterpret_cast<const uint4*>(c_tile + swizzled_c_index(8 * k, x));
-      before[b] = *reinterpret_cast<const uint4*>(c_tile + swizzled_c_index(8 * ((k + 7) % 8), x));
-      leftover[b] = c_tile[swizzled_c_index(k < 8 - h[b] ? k : 56 + k, x)];
+      chunk[b] = ptx::ld_shared_v4(c_tile + swizzled_c_index(8 * k, x));
+      before[b] = ptx::ld_shared_v4(c_tile + swizzled_c_index(8 * ((k + 7) % 8), x));
+      leftover[b] = ptx::ld_shared_u16(c_tile + swizzled_c_index(k < 8 - h[b] ? k : 56 + k, x));
     }
 #pragma unroll
     for (int b = 0; b < kBatch; ++b) {
@@ -548,11 +548,11 @@ __device__ __forceinline__ void copy_part_out(const std::uint16_t* c_tile,
 #pragma unroll 1
           for (int r = 8 * k; r < end; ++r) column[b][r] = c_tile[swizzled_c_index(r, x)];
         } else if (h[b] == 0) {
-          *reinterpret_cast<uint4*>(column[b] + 8 * k) = chunk[b];
+          ptx::st_global_v4(column[b] + 8 * k, chunk[b]);
         } else {
           if (k > 0) {
-            *reinterpret_cast<uint4*>(column[b] + 8 * k - h[b]) =
-                shift_chunk(before[b], chunk[b], static_cast<std::uint32_t>(8 - h[b]));
+            ptx::st_global_v4(column[b] + 8 * k - h[b],
+                              shift_chunk(before[b], chunk[b], static_cast<std::uint32_t>(8 - h[b])));
           }
           column[b][k < 8 - h[b] ? k : 56 + k] = leftover[b];
         }
@@ -561,8 +561,9 @@ __device__ __forceinline__ void copy_part_out(const std::uint16_t* c_tile,
   }
 }
 
-// Stages part kPart of a consumer's slice and copies it to C.
-template <typename TOut, typename S, int kPart>
+// Stages part kPart of a consumer's slice and copies it to C, at most
+// kMaxUnroll columns a pass.
+template <typename TOut, typename S, int kPart, int kMaxUnroll = 2>
 __device__ __forceinline__ void store_part_staged(const float (&acc)[S::BN / 2], TOut* c_tile,
                                                   const hopper::EpilogueParams& p,
                                                   std::int64_t row0, std::int64_t col0,
@@ -577,21 +578,23 @@ __device__ __forceinline__ void store_part_staged(const float (&acc)[S::BN / 2],
   // (Two columns a pass where registers allow, and where they divide the
   // part's columns: the 64 x 64 row's 80 registers and three consumers'
   // 152 spill.)
-  constexpr int kUnroll =
-      S::kCtasPerSm == 1 && S::kConsumers <= 2 && S::kCCols % (2 * kThreads / 8) == 0 ? 2 : 1;
+  constexpr int kUnroll = kMaxUnroll >= 2 && S::kCtasPerSm == 1 && S::kConsumers <= 2 &&
+                                  S::kCCols % (2 * kThreads / 8) == 0
+                              ? 2
+                              : 1;
   copy_part_out<S, kThreads, kUnroll>(reinterpret_cast<const std::uint16_t*>(c_tile), p, row0,
                                       part_col0, static_cast<unsigned>(threadIdx.x % kThreads));
 }
 
 // Every part of a consumer's slice, staged and stored in turn.
-template <typename TOut, typename S, int kPart = 0>
+template <typename TOut, typename S, int kPart = 0, int kMaxUnroll = 2>
 __device__ __forceinline__ void store_slice_staged(const float (&acc)[S::BN / 2], TOut* c_tile,
                                                    const hopper::EpilogueParams& p,
                                                    std::int64_t row0, std::int64_t col0,
                                                    int barrier) {
-  store_part_staged<TOut, S, kPart>(acc, c_tile, p, row0, col0, barrier);
+  store_part_staged<TOut, S, kPart, kMaxUnroll>(acc, c_tile, p, row0, col0, barrier);
   if constexpr (kPart + 1 < S::kCParts) {
-    store_slice_staged<TOut, S, kPart + 1>(acc, c_tile, p, row0, col0, barrier);
+    store_slice_staged<TOut, S, kPart + 1, kMaxUnroll>(acc, c_tile, p, row0, col0, barrier);
   }
 }
 
@@ -795,9 +798,12 @@ __global__ void __launch_bounds__(Shape<kConfig>::kThreads, Shape<kConfig>::kCta
   constexpr bool kCopyWarps =
       kStore == CStore::kColMajor && sizeof(TOut) == 2 && S::kDeferredStore && S::kSetmaxnreg;
   constexpr bool kDeferred = S::kDeferredStore && (kTmaStore || kCopyWarps);
-  // k-tiles between a deferred part's store and the tile's start (or the
-  // part before): a copy warp takes longer over a part than TMA does.
-  constexpr int kSpacing = kTmaStore ? S::kDeferredSpacing : 8;
+  // The copy warps' loop needs more than the producer's 40 registers (at 40
+  // prod-128x128's spill): 56, the consumers giving up 8 each.
+  constexpr int kProducerRegs = kCopyWarps ? 56 : S::kProducerRegs;
+  constexpr int kConsumerRegs = kCopyWarps ? 224 : S::kConsumerRegs;
+  static_assert(!S::kSetmaxnreg ||
+                hopper::setmaxnreg_fits(S::kConsumers, kProducerRegs, kConsumerRegs));
   constexpr bool kMnA = kMajorA == Major::kMN;
   constexpr bool kMnB = kMajorB == Major::kMN;
   static_assert(tcgemm::prod::takes_b(S::kTile, kMajorB),
@@ -881,7 +887,7 @@ __global__ void __launch_bounds__(Shape<kConfig>::kThreads, Shape<kConfig>::kCta
   };
 
   if (warpgroup == 0) {
-    if constexpr (S::kSetmaxnreg) ptx::setmaxnreg_dec<S::kProducerRegs>();
+    if constexpr (S::kSetmaxnreg) ptx::setmaxnreg_dec<kProducerRegs>();
     // The producer thread's first item, found while the cluster barrier's
     // round trip and griddepcontrol.wait are in flight: its divisions and
     // Hilbert walk are a serial chain on one thread, on the way to the
@@ -979,7 +985,7 @@ __global__ void __launch_bounds__(Shape<kConfig>::kThreads, Shape<kConfig>::kCta
       }
     }
   } else {
-    if constexpr (S::kSetmaxnreg) ptx::setmaxnreg_inc<S::kConsumerRegs>();
+    if constexpr (S::kSetmaxnreg) ptx::setmaxnreg_inc<kConsumerRegs>();
     end_prologue();
     const int consumer = warpgroup - 1;
     const bool leader = threadIdx.x % S::kWarpgroupThreads == 0;
@@ -1066,10 +1072,14 @@ __global__ void __launch_bounds__(Shape<kConfig>::kThreads, Shape<kConfig>::kCta
         ptx::wgmma_commit_group();
         if (S::kHandOff && kt == 0) ptx::named_barrier_sync(c_barrier, S::kWarpgroupThreads);
         if constexpr (kDeferred) {
-          // A part of the previous tile's C every kSpacing k-tiles, under
-          // this k-tile's wgmmas.
-          if (pending_part < S::kCParts &&
-              kt == (pending_part - S::kFirstDeferredPart + 1) * kSpacing) {
+          // A part of the previous tile's C under this k-tile's wgmmas: by
+          // TMA every kDeferredSpacing k-tiles; to a copy warp, which takes
+          // far longer over a part, spread over the whole mainloop (part p
+          // once p / kCParts of it is issued).
+          const bool due =
+              kTmaStore ? kt == (pending_part - S::kFirstDeferredPart + 1) * S::kDeferredSpacing
+                        : kt * S::kCParts >= pending_part * k_count;
+          if (pending_part < S::kCParts && due) {
             store_pending_part();
           }
         }
@@ -1116,14 +1126,23 @@ __global__ void __launch_bounds__(Shape<kConfig>::kThreads, Shape<kConfig>::kCta
                                                          col0, c_batch, c_barrier, leader);
           }
         } else if constexpr (kCopyWarps) {
-          hand_off_part<TOut, S, 0>(acc, smem.c[consumer], ep, row0, col0, hand_off, leader);
-          static_assert(S::kFirstDeferredPart == 1);
-          hopper::tma_store::pack_slice<TOut, S, S::kFirstDeferredPart>(acc, pending, ep, row0,
-                                                                        col0);
-          pending_batch = static_cast<std::int32_t>(c_entry);
-          pending_row0 = row0;
-          pending_col0 = col0;
-          pending_part = S::kFirstDeferredPart;
+          if (i + 1 < items) {
+            hand_off_part<TOut, S, 0>(acc, smem.c[consumer], ep, row0, col0, hand_off, leader);
+            static_assert(S::kFirstDeferredPart == 1);
+            hopper::tma_store::pack_slice<TOut, S, S::kFirstDeferredPart>(acc, pending, ep, row0,
+                                                                          col0);
+            pending_batch = static_cast<std::int32_t>(c_entry);
+            pending_row0 = row0;
+            pending_col0 = col0;
+            pending_part = S::kFirstDeferredPart;
+          } else {
+            // The last tile has no mainloop after it to hide the copy
+            // under: the warpgroup's 128 threads copy it at once, once the
+            // copy warp is done with the buffer (a column a pass: two
+            // spill in the 224 registers left to the consumers).
+            hand_off.acquire();
+            store_slice_staged<TOut, S, 0, 1>(acc, smem.c[consumer], ep, row0, col0, c_barrier);
+          }
         } else if constexpr (kRowMajorC) {
           store_accumulators_row_major<TOut, S::BN>(acc, ep, row0, col0);
         } else if constexpr (sizeof(TOut) == 2) {
