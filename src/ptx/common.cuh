@@ -61,4 +61,32 @@ __device__ __forceinline__ void stmatrix_x4(void* row_address, std::uint32_t r0,
                : "memory");
 }
 
+// ld.shared.v4.b32 / ld.shared.u16: shared-memory loads through a generic
+// pointer into shared memory. (Where the compiler cannot tell the pointer's
+// state space, it loads through generic LD instructions.) 16-byte and 2-byte
+// aligned.
+__device__ __forceinline__ uint4 ld_shared_v4(const void* ptr) {
+  uint4 v;
+  asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "r"(smem_addr(ptr))
+               : "memory");
+  return v;
+}
+
+__device__ __forceinline__ std::uint16_t ld_shared_u16(const void* ptr) {
+  std::uint16_t v;
+  asm volatile("ld.shared.u16 %0, [%1];\n" : "=h"(v) : "r"(smem_addr(ptr)) : "memory");
+  return v;
+}
+
+// st.global.v4.b32: 16 bytes to global memory in one instruction (ptr
+// 16-byte aligned; the compiler, unsure of the alignment of an address that
+// is computed, may otherwise split a uint4 store into four 32-bit ones).
+__device__ __forceinline__ void st_global_v4(void* ptr, uint4 v) {
+  asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"l"(__cvta_generic_to_global(ptr)),
+               "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)
+               : "memory");
+}
+
 }  // namespace tcgemm::ptx

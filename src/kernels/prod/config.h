@@ -290,7 +290,10 @@ constexpr std::size_t smem_bytes(const TileConfig& t, int out_bytes) {
   const std::size_t ab = static_cast<std::size_t>(t.stages) * (t.bm + t.bn) * t.bk * 2;
   const std::size_t c =
       out_bytes == 2 ? static_cast<std::size_t>(t.consumers) * kCRows * t.c_cols * 2 : 1024;
-  const std::size_t barriers_and_work = static_cast<std::size_t>(t.stages) * (8 + 8 + 16);
+  // The ring's two barriers and work item a stage; a consumer's C
+  // hand-over (job and two barriers: the copy warps, kernel.cuh).
+  const std::size_t barriers_and_work = static_cast<std::size_t>(t.stages) * (8 + 8 + 16) +
+                                        static_cast<std::size_t>(t.consumers) * (16 + 8 + 8);
   const std::size_t storage = (ab + c + barriers_and_work + 1023) / 1024 * 1024;
   return storage + 1024;
 }

@@ -193,6 +193,14 @@ __device__ __forceinline__ WorkItem work_of(Piece piece, std::int64_t units,
           static_cast<std::int32_t>(unit.n * S::BN), static_cast<std::int32_t>(batch), piece.split};
 }
 
+// A staged part of C handed from a consumer to its copy warp (copy_warp):
+// where the part goes (C's batch entry, the part's first row and column).
+struct alignas(16) CPartJob {
+  void* c;  // nullptr: the consumer is done, no part follows
+  std::int32_t row0;
+  std::int32_t col0;
+};
+
 template <typename TIn, typename TOut, int kConfig>
 struct alignas(1024) SharedStorage {
   using S = Shape<kConfig>;
@@ -204,6 +212,10 @@ struct alignas(1024) SharedStorage {
   std::uint64_t full[S::kStages];
   std::uint64_t empty[S::kStages];
   WorkItem work[S::kStages];
+  // Each consumer's C buffer passed to its copy warp and back (copy_warp).
+  CPartJob c_job[S::kConsumers];
+  std::uint64_t c_full[S::kConsumers];
+  std::uint64_t c_empty[S::kConsumers];
 };
 
 // --- epilogue: TMA stores of C's parts ------------------------------------
@@ -522,9 +534,9 @@ __device__ __forceinline__ void copy_part_out(const std::uint16_t* c_tile,
       const int x = x0 + b * step;
       column[b] = static_cast<std::uint16_t*>(p.c) + (part_col0 + x) * p.ldc + row0;
       h[b] = static_cast<int>(reinterpret_cast<std::uintptr_t>(column[b]) % 16 / 2);
-      chunk[b] = *reinterpret_cast<const uint4*>(c_tile + swizzled_c_index(8 * k, x));
-      before[b] = *reinterpret_cast<const uint4*>(c_tile + swizzled_c_index(8 * ((k + 7) % 8), x));
-      leftover[b] = c_tile[swizzled_c_index(k < 8 - h[b] ? k : 56 + k, x)];
+      chunk[b] = ptx::ld_shared_v4(c_tile + swizzled_c_index(8 * k, x));
+      before[b] = ptx::ld_shared_v4(c_tile + swizzled_c_index(8 * ((k + 7) % 8), x));
+      leftover[b] = ptx::ld_shared_u16(c_tile + swizzled_c_index(k < 8 - h[b] ? k : 56 + k, x));
     }
 #pragma unroll
     for (int b = 0; b < kBatch; ++b) {
@@ -536,11 +548,11 @@ __device__ __forceinline__ void copy_part_out(const std::uint16_t* c_tile,
 #pragma unroll 1
           for (int r = 8 * k; r < end; ++r) column[b][r] = c_tile[swizzled_c_index(r, x)];
         } else if (h[b] == 0) {
-          *reinterpret_cast<uint4*>(column[b] + 8 * k) = chunk[b];
+          ptx::st_global_v4(column[b] + 8 * k, chunk[b]);
         } else {
           if (k > 0) {
-            *reinterpret_cast<uint4*>(column[b] + 8 * k - h[b]) =
-                shift_chunk(before[b], chunk[b], static_cast<std::uint32_t>(8 - h[b]));
+            ptx::st_global_v4(column[b] + 8 * k - h[b],
+                              shift_chunk(before[b], chunk[b], static_cast<std::uint32_t>(8 - h[b])));
           }
           column[b][k < 8 - h[b] ? k : 56 + k] = leftover[b];
         }
@@ -549,8 +561,9 @@ __device__ __forceinline__ void copy_part_out(const std::uint16_t* c_tile,
   }
 }
 
-// Stages part kPart of a consumer's slice and copies it to C.
-template <typename TOut, typename S, int kPart>
+// Stages part kPart of a consumer's slice and copies it to C, at most
+// kMaxUnroll columns a pass.
+template <typename TOut, typename S, int kPart, int kMaxUnroll = 2>
 __device__ __forceinline__ void store_part_staged(const float (&acc)[S::BN / 2], TOut* c_tile,
                                                   const hopper::EpilogueParams& p,
                                                   std::int64_t row0, std::int64_t col0,
@@ -565,21 +578,110 @@ __device__ __forceinline__ void store_part_staged(const float (&acc)[S::BN / 2],
   // (Two columns a pass where registers allow, and where they divide the
   // part's columns: the 64 x 64 row's 80 registers and three consumers'
   // 152 spill.)
-  constexpr int kUnroll =
-      S::kCtasPerSm == 1 && S::kConsumers <= 2 && S::kCCols % (2 * kThreads / 8) == 0 ? 2 : 1;
+  constexpr int kUnroll = kMaxUnroll >= 2 && S::kCtasPerSm == 1 && S::kConsumers <= 2 &&
+                                  S::kCCols % (2 * kThreads / 8) == 0
+                              ? 2
+                              : 1;
   copy_part_out<S, kThreads, kUnroll>(reinterpret_cast<const std::uint16_t*>(c_tile), p, row0,
                                       part_col0, static_cast<unsigned>(threadIdx.x % kThreads));
 }
 
 // Every part of a consumer's slice, staged and stored in turn.
-template <typename TOut, typename S, int kPart = 0>
+template <typename TOut, typename S, int kPart = 0, int kMaxUnroll = 2>
 __device__ __forceinline__ void store_slice_staged(const float (&acc)[S::BN / 2], TOut* c_tile,
                                                    const hopper::EpilogueParams& p,
                                                    std::int64_t row0, std::int64_t col0,
                                                    int barrier) {
-  store_part_staged<TOut, S, kPart>(acc, c_tile, p, row0, col0, barrier);
+  store_part_staged<TOut, S, kPart, kMaxUnroll>(acc, c_tile, p, row0, col0, barrier);
   if constexpr (kPart + 1 < S::kCParts) {
-    store_slice_staged<TOut, S, kPart + 1>(acc, c_tile, p, row0, col0, barrier);
+    store_slice_staged<TOut, S, kPart + 1, kMaxUnroll>(acc, c_tile, p, row0, col0, barrier);
+  }
+}
+
+// --- epilogue: the copy warps' deferred store -----------------------------------
+
+// A 16-bit column-major C that TMA cannot address (ldc, base or batch stride
+// off 16 bytes) in a deferred-store row: what TMA's bulk store does for the
+// other instances, the producer warpgroup's idle warps do. Warp 1 + c copies
+// consumer c's staged parts out of its C buffer (copy_part_out), so that the
+// consumer stages a part and goes on, and its tile's last part leaves under
+// the next tile's mainloop, as a deferred TMA store does. The buffer passes
+// between them through two mbarriers: c_full (the consumer's 128 threads
+// arrive once the part and its CPartJob are in) and c_empty (the warp's 32
+// lanes arrive once they have read it). The n-th hand-over (n = 0, 1, ..)
+// waits on c_empty's parity (n & 1) ^ 1 (a fresh barrier's previous phase
+// counts as complete) and the warp's n-th copy on c_full's parity n & 1.
+// A job with c == nullptr ends the warp's loop. A CTA's last tile, with no
+// mainloop after it, is copied by its consumers (a warp copies a part far
+// slower than 128 threads). H100, 4096^3 with ldc = 4097: 0.1959 -> 0.1885
+// ms against 0.1778 with C stored by TMA (bench/results/h100/2026-12-07-s27).
+// The first form (each part due 8 k-tiles into the next tile, 40 registers,
+// the last tile through the warps too) ran 5-35% slower: the consumers
+// waited on the warps.
+struct CopyHandOff {
+  std::uint64_t* full;
+  std::uint64_t* empty;
+  CPartJob* job;
+  std::uint32_t count = 0;  // hand-overs so far
+
+  // Blocks until the copy warp has read the buffer's previous part.
+  __device__ __forceinline__ void acquire() const {
+    ptx::mbarrier_wait_parity(empty, (count & 1) ^ 1);
+  }
+  // The staged part (or the end, c == nullptr) to the copy warp; every
+  // thread of the consumer calls it after its stmatrix stores.
+  __device__ __forceinline__ void release(void* c, std::int32_t row0, std::int32_t col0,
+                                          bool leader) {
+    if (leader) *job = CPartJob{c, row0, col0};
+    ptx::mbarrier_arrive(full);
+    ++count;
+  }
+};
+
+// Consumer side: stages part kPart of its slice from the accumulators
+// (alpha, beta applied) and hands it over.
+template <typename TOut, typename S, int kPart>
+__device__ __forceinline__ void hand_off_part(const float (&acc)[S::BN / 2], TOut* c_tile,
+                                              const hopper::EpilogueParams& ep, std::int32_t row0,
+                                              std::int32_t col0, CopyHandOff& h, bool leader) {
+  const std::int32_t part_col0 = col0 + kPart * S::kCCols;
+  h.acquire();
+  hopper::tma_store::stage_c_part_stmatrix<TOut, S, kPart>(acc, c_tile, ep, row0, part_col0);
+  h.release(ep.c, row0, part_col0, leader);
+}
+
+// ... and part `part` (runtime) of a slice packed by pack_slice.
+template <typename TOut, typename S, int kPart>
+__device__ __forceinline__ void hand_off_packed_part(int part,
+                                                     const std::uint32_t (&packed)[S::BN / 4],
+                                                     TOut* c_tile, void* c, std::int32_t row0,
+                                                     std::int32_t col0, CopyHandOff& h,
+                                                     bool leader) {
+  if (part == kPart) {
+    h.acquire();
+    stage_packed_part<TOut, S, kPart, false>(packed, c_tile);
+    h.release(c, row0, col0 + kPart * S::kCCols, leader);
+  } else if constexpr (kPart + 1 < S::kCParts) {
+    hand_off_packed_part<TOut, S, kPart + 1>(part, packed, c_tile, c, row0, col0, h, leader);
+  }
+}
+
+// Copy warp side: consumer `consumer`'s parts, in the order they come, until
+// the end job.
+template <typename TOut, typename S>
+__device__ __forceinline__ void copy_warp(const TOut* c_tile, std::uint64_t* full,
+                                          std::uint64_t* empty, const CPartJob* job,
+                                          const Params& p) {
+  const auto lane = static_cast<unsigned>(threadIdx.x % 32);
+  for (std::uint32_t n = 0;; ++n) {
+    // A whole mainloop may pass between parts: sleep, not spin.
+    ptx::mbarrier_wait_parity_sleep(full, n & 1);
+    const CPartJob j = *job;
+    if (j.c == nullptr) return;
+    copy_part_out<S, 32, 1>(reinterpret_cast<const std::uint16_t*>(c_tile),
+                            hopper::EpilogueParams{j.c, p.ldc, p.m, p.n, 1.0f, 0.0f}, j.row0,
+                            j.col0, lane);
+    ptx::mbarrier_arrive(empty);
   }
 }
 
@@ -697,6 +799,17 @@ __global__ void __launch_bounds__(Shape<kConfig>::kThreads, Shape<kConfig>::kCta
   constexpr bool kTmaRow = kStore == CStore::kTmaRowMajor;
   constexpr bool kTmaStore = kStore == CStore::kTma || kTmaRow;
   constexpr bool kRowMajorC = kStore == CStore::kRowMajor;
+  // A 16-bit column-major C without TMA, in a deferred-store row: the copy
+  // warps store it (copy_warp).
+  constexpr bool kCopyWarps =
+      kStore == CStore::kColMajor && sizeof(TOut) == 2 && S::kDeferredStore && S::kSetmaxnreg;
+  constexpr bool kDeferred = S::kDeferredStore && (kTmaStore || kCopyWarps);
+  // The copy warps' loop needs more than the producer's 40 registers (at 40
+  // prod-128x128's spill): 56, the consumers giving up 8 each.
+  constexpr int kProducerRegs = kCopyWarps ? 56 : S::kProducerRegs;
+  constexpr int kConsumerRegs = kCopyWarps ? 224 : S::kConsumerRegs;
+  static_assert(!S::kSetmaxnreg ||
+                hopper::setmaxnreg_fits(S::kConsumers, kProducerRegs, kConsumerRegs));
   constexpr bool kMnA = kMajorA == Major::kMN;
   constexpr bool kMnB = kMajorB == Major::kMN;
   static_assert(tcgemm::prod::takes_b(S::kTile, kMajorB),
@@ -715,6 +828,12 @@ __global__ void __launch_bounds__(Shape<kConfig>::kThreads, Shape<kConfig>::kCta
     for (int s = 0; s < S::kStages; ++s) {
       ptx::mbarrier_init(&smem.full[s], 1);
       ptx::mbarrier_init(&smem.empty[s], S::kConsumers * S::kClusterM);
+    }
+    if constexpr (kCopyWarps) {
+      for (int c = 0; c < S::kConsumers; ++c) {
+        ptx::mbarrier_init(&smem.c_full[c], S::kWarpgroupThreads);
+        ptx::mbarrier_init(&smem.c_empty[c], 32);
+      }
     }
     ptx::fence_mbarrier_init();
   }
@@ -774,7 +893,7 @@ __global__ void __launch_bounds__(Shape<kConfig>::kThreads, Shape<kConfig>::kCta
   };
 
   if (warpgroup == 0) {
-    if constexpr (S::kSetmaxnreg) ptx::setmaxnreg_dec<S::kProducerRegs>();
+    if constexpr (S::kSetmaxnreg) ptx::setmaxnreg_dec<kProducerRegs>();
     // The producer thread's first item, found while the cluster barrier's
     // round trip and griddepcontrol.wait are in flight: its divisions and
     // Hilbert walk are a serial chain on one thread, on the way to the
@@ -864,8 +983,15 @@ __global__ void __launch_bounds__(Shape<kConfig>::kThreads, Shape<kConfig>::kCta
         }
       }
     }
+    if constexpr (kCopyWarps) {
+      const int warp = static_cast<int>(threadIdx.x / 32);
+      if (warp >= 1 && warp <= S::kConsumers) {
+        copy_warp<TOut, S>(smem.c[warp - 1], &smem.c_full[warp - 1], &smem.c_empty[warp - 1],
+                           &smem.c_job[warp - 1], p);
+      }
+    }
   } else {
-    if constexpr (S::kSetmaxnreg) ptx::setmaxnreg_inc<S::kConsumerRegs>();
+    if constexpr (S::kSetmaxnreg) ptx::setmaxnreg_inc<kConsumerRegs>();
     end_prologue();
     const int consumer = warpgroup - 1;
     const bool leader = threadIdx.x % S::kWarpgroupThreads == 0;
@@ -879,11 +1005,20 @@ __global__ void __launch_bounds__(Shape<kConfig>::kThreads, Shape<kConfig>::kCta
     [[maybe_unused]] std::int32_t pending_col0 = 0;
     [[maybe_unused]] std::int32_t pending_batch = 0;
     [[maybe_unused]] int pending_part = S::kCParts;
+    // kCopyWarps: the hand-over (pending_batch is then C's batch entry).
+    [[maybe_unused]] CopyHandOff hand_off{&smem.c_full[consumer], &smem.c_empty[consumer],
+                                          &smem.c_job[consumer]};
     [[maybe_unused]] auto store_pending_part = [&] {
       if constexpr (S::kDeferredStore && kTmaStore) {
         store_packed_part<TOut, S, S::kFirstDeferredPart, kTmaRow>(
             pending_part++, pending, smem.c[consumer], &map_c, pending_row0, pending_col0,
             pending_batch, c_barrier, leader);
+      } else if constexpr (kCopyWarps) {
+        // (The entry's address found again rather than kept: registers.)
+        void* const c = static_cast<TOut*>(p.c) + std::int64_t{pending_batch} * p.stride_c;
+        hand_off_packed_part<TOut, S, S::kFirstDeferredPart>(
+            pending_part++, pending, smem.c[consumer], c, pending_row0, pending_col0, hand_off,
+            leader);
       }
     };
     // Releases a slot in every CTA of the cluster: each CTA's producer
@@ -942,11 +1077,15 @@ __global__ void __launch_bounds__(Shape<kConfig>::kThreads, Shape<kConfig>::kCta
         }
         ptx::wgmma_commit_group();
         if (S::kHandOff && kt == 0) ptx::named_barrier_sync(c_barrier, S::kWarpgroupThreads);
-        if constexpr (S::kDeferredStore && kTmaStore) {
-          // A part of the previous tile's C every kDeferredSpacing k-tiles,
-          // under this k-tile's wgmmas.
-          if (pending_part < S::kCParts &&
-              kt == (pending_part - S::kFirstDeferredPart + 1) * S::kDeferredSpacing) {
+        if constexpr (kDeferred) {
+          // A part of the previous tile's C under this k-tile's wgmmas: by
+          // TMA every kDeferredSpacing k-tiles; to a copy warp, which takes
+          // far longer over a part, spread over the whole mainloop (part p
+          // once p / kCParts of it is issued).
+          const bool due =
+              kTmaStore ? kt == (pending_part - S::kFirstDeferredPart + 1) * S::kDeferredSpacing
+                        : kt * S::kCParts >= pending_part * k_count;
+          if (pending_part < S::kCParts && due) {
             store_pending_part();
           }
         }
@@ -969,7 +1108,7 @@ __global__ void __launch_bounds__(Shape<kConfig>::kThreads, Shape<kConfig>::kCta
           to_slices ? std::int64_t{work.batch} * p.k_splits + work.split : work.batch;
       // The TMA store's batch coordinate, -1 for a 2-D map (store_c_buffer).
       const std::int32_t c_batch = p.c_batched != 0 ? static_cast<std::int32_t>(c_entry) : -1;
-      if constexpr (S::kDeferredStore && kTmaStore) {
+      if constexpr (kDeferred) {
         while (pending_part < S::kCParts) store_pending_part();
       }
       const auto store_tile = [&](const hopper::EpilogueParams& ep) {
@@ -991,6 +1130,24 @@ __global__ void __launch_bounds__(Shape<kConfig>::kThreads, Shape<kConfig>::kCta
           } else {
             store_slice<TOut, S, 0, S::kCParts, kTmaRow>(acc, smem.c[consumer], &map_c, ep, row0,
                                                          col0, c_batch, c_barrier, leader);
+          }
+        } else if constexpr (kCopyWarps) {
+          if (i + 1 < items) {
+            hand_off_part<TOut, S, 0>(acc, smem.c[consumer], ep, row0, col0, hand_off, leader);
+            static_assert(S::kFirstDeferredPart == 1);
+            hopper::tma_store::pack_slice<TOut, S, S::kFirstDeferredPart>(acc, pending, ep, row0,
+                                                                          col0);
+            pending_batch = static_cast<std::int32_t>(c_entry);
+            pending_row0 = row0;
+            pending_col0 = col0;
+            pending_part = S::kFirstDeferredPart;
+          } else {
+            // The last tile has no mainloop after it to hide the copy
+            // under: the warpgroup's 128 threads copy it at once, once the
+            // copy warp is done with the buffer (a column a pass: two
+            // spill in the 224 registers left to the consumers).
+            hand_off.acquire();
+            store_slice_staged<TOut, S, 0, 1>(acc, smem.c[consumer], ep, row0, col0, c_barrier);
           }
         } else if constexpr (kRowMajorC) {
           store_accumulators_row_major<TOut, S::BN>(acc, ep, row0, col0);
@@ -1048,8 +1205,13 @@ __global__ void __launch_bounds__(Shape<kConfig>::kThreads, Shape<kConfig>::kCta
         store_tile(hopper::EpilogueParams{c, p.ldc, p.m, p.n, p.alpha, p.beta});
       }
     }
-    if constexpr (S::kDeferredStore && kTmaStore) {
+    if constexpr (kDeferred) {
       while (pending_part < S::kCParts) store_pending_part();
+    }
+    // The copy warp's last job: none.
+    if constexpr (kCopyWarps) {
+      hand_off.acquire();
+      hand_off.release(nullptr, 0, 0, leader);
     }
     // Shared memory must outlive the last store's reads.
     if constexpr (kTmaStore) {
