@@ -23,6 +23,8 @@
 #   ab [B]     b28 against build B (default b29) on C that TMA cannot
 #         store (and the aligned 4096^3), three alternating rounds,
 #         scripts/bench-ab (about 80 s)
+#   rows [B]   build B's (default b30) tcgemm row on the ragged set and the
+#         eight storage orders at 8192^3 (bf16), beside cuBLAS (about 90 s)
 #   ncu   prod-128x256 at 4096^3: b28 with ldc 4096 (TMA store) and 4097
 #         (staged), b29 with ldc 4097 (copy warps); warp states and
 #         per-instruction samples (about 150 s)
@@ -82,6 +84,17 @@ ab)
   rm -f ab-tmp.csv; xz -f ab.log
   tar czf $OUT/s27-ab-$new.tar.gz ab-*
   python3 ../scripts/bench-ab --a ab-b28-*.csv --b ab-$new-*.csv ;;
+rows)
+  b=${2:-b30}
+  [[ -f $b/tcgemm-bench ]] || tar xJf $b.tar.xz
+  nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv,noheader > rows-gpu.log
+  timeout 40 $b/tcgemm-bench --kernels tcgemm --seed 7 --shapes ragged --csv rows-ragged.csv > rows-ragged.log 2>&1 || echo "FAIL ragged"
+  echo "ragged at $SECONDS s"
+  timeout 60 $b/tcgemm-bench --kernels tcgemm --seed 7 --m 8192 --n 8192 --k 8192 --layout tn,nn,nt,tt,tnr,nnr,ntr,ttr \
+    --csv rows-8192.csv > rows-8192.log 2>&1 || echo "FAIL 8192"
+  nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv,noheader >> rows-gpu.log
+  tar czf $OUT/s27-rows-$b.tar.gz rows-*
+  grep -E "^tcgemm" rows-ragged.log rows-8192.log | awk '{print $2, $3, $4, $7, $8, $9, $13}' ;;
 ncu)
   [[ -f b29/tcgemm-bench ]] || tar xJf b29.tar.xz
   for run in "b28 4096" "b28 4097" "b29 4097"; do
@@ -124,5 +137,5 @@ for path in sys.argv[1:]:
     print(f"{path:24} tcgemm {ms['tcgemm']:.4f} ms  cublas {ms['cublas']:.4f} ms  ({n} rounds)")
 PY
   ;;
-*) echo "usage: command.sh hint|check|ab|ncu" >&2; exit 2 ;;
+*) echo "usage: command.sh hint|check|ab|rows|ncu" >&2; exit 2 ;;
 esac
