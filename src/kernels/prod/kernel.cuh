@@ -21,8 +21,10 @@
 //             address, or M % 8 != 0, where a TMA store would write up to 7
 //             rows past M: docs/hopper-notes.md) 16-bit C is staged the same
 //             way and written from shared memory in 16-byte chunks of its
-//             columns, realigned where a column starts off 16 bytes, and
-//             fp32 C goes from registers to global memory, masked. A flipped
+//             columns, realigned where a column starts off 16 bytes (in the
+//             deferred-store rows by warps 1.. of warpgroup 0, the copy
+//             warps, all but a CTA's last tile), and fp32 C goes from
+//             registers to global memory, masked. A flipped
 //             choice (the other orientation: C^T for a column-major C, C for
 //             a row-major one) writes its output row-major: staged with
 //             (untransposed) stmatrix and stored by TMA where TMA can address
@@ -102,7 +104,8 @@ struct Shape {
   // Two or three consumers trade registers with the producer as in the
   // ladder (128 x 40 + 256 x 232 = 384 x 168, the launch allocation; 128 x
   // 40 + 384 x 152 <= 512 x 128); one consumer keeps the compiler's
-  // allocation (setmaxnreg.inc past it would hang).
+  // allocation (setmaxnreg.inc past it would hang). The instances with copy
+  // warps split 56 / 224 instead (kernel()).
   static constexpr bool kSetmaxnreg = kConsumers >= 2;
   static constexpr int kProducerRegs = 40;
   static constexpr int kConsumerRegs = kConsumers == 2 ? 232 : 152;
@@ -196,7 +199,9 @@ __device__ __forceinline__ WorkItem work_of(Piece piece, std::int64_t units,
 // A staged part of C handed from a consumer to its copy warp (copy_warp):
 // where the part goes (C's batch entry, the part's first row and column).
 struct alignas(16) CPartJob {
-  void* c;  // nullptr: the consumer is done, no part follows
+  // nullptr: the consumer is done, no part follows. (C itself is never null
+  // here: validate() and a plan's run refuse a null C.)
+  void* c;
   std::int32_t row0;
   std::int32_t col0;
 };
@@ -604,8 +609,8 @@ __device__ __forceinline__ void store_slice_staged(const float (&acc)[S::BN / 2]
 // off 16 bytes) in a deferred-store row: what TMA's bulk store does for the
 // other instances, the producer warpgroup's idle warps do. Warp 1 + c copies
 // consumer c's staged parts out of its C buffer (copy_part_out), so that the
-// consumer stages a part and goes on, and its tile's last part leaves under
-// the next tile's mainloop, as a deferred TMA store does. The buffer passes
+// consumer stages a part and goes on, and its tile's later parts leave
+// under the next tile's mainloop, as a deferred TMA store's do. The buffer passes
 // between them through two mbarriers: c_full (the consumer's 128 threads
 // arrive once the part and its CPartJob are in) and c_empty (the warp's 32
 // lanes arrive once they have read it). The n-th hand-over (n = 0, 1, ..)
@@ -616,8 +621,8 @@ __device__ __forceinline__ void store_slice_staged(const float (&acc)[S::BN / 2]
 // slower than 128 threads). H100, 4096^3 with ldc = 4097: 0.1959 -> 0.1885
 // ms against 0.1778 with C stored by TMA (bench/results/h100/2026-12-07-s27).
 // The first form (each part due 8 k-tiles into the next tile, 40 registers,
-// the last tile through the warps too) ran 5-35% slower: the consumers
-// waited on the warps.
+// the last tile through the warps too) ran 3-35% slower on 9 of 10 such
+// problems: the consumers waited on the warps.
 struct CopyHandOff {
   std::uint64_t* full;
   std::uint64_t* empty;
@@ -666,8 +671,8 @@ __device__ __forceinline__ void hand_off_packed_part(int part,
   }
 }
 
-// Copy warp side: consumer `consumer`'s parts, in the order they come, until
-// the end job.
+// Copy warp side: its consumer's parts, in the order they come, until the
+// end job.
 template <typename TOut, typename S>
 __device__ __forceinline__ void copy_warp(const TOut* c_tile, std::uint64_t* full,
                                           std::uint64_t* empty, const CPartJob* job,
