@@ -1542,12 +1542,14 @@ TEST_F(ProdChoices, KSplitAcrossRoundsIsCorrect) {
 // The staged column-major epilogue (a 16-bit C that TMA cannot store: ldc
 // off 8 elements, a base off 16 bytes, M % 8 != 0) with many tiles per CTA,
 // on an SM budget of 4, so that each consumer restages its C buffer tile
-// after tile; K of one k-tile and of 25. Every config, each case exact with
-// C's guard bands untouched (run_case).
+// after tile; K of one k-tile, of two (fewer than prod-128x192's three C
+// parts: the copy warps' later parts then wait for the end of the mainloop)
+// and of 25. Every config, each case exact with C's guard bands untouched
+// (run_case).
 std::vector<GemmCase> staged_c_cases() {
   std::vector<GemmCase> cases;
   std::uint64_t seed = 0x57a6ed00;
-  for (const std::int64_t k : {64, 1600}) {
+  for (const std::int64_t k : {64, 128, 1600}) {
     GemmCase c = make_case(1000, 1100, k, kOrders[0], DType::kBF16, DType::kBF16, ++seed);
     c.ldc_pad = 1;
     cases.push_back(c);
@@ -1579,6 +1581,21 @@ TEST_F(ProdChoices, StagedEpilogueOverManyTilesIsCorrect) {
     const std::string name =
         std::string(tcgemm::prod::kConfigs[config].name) + " staged C on 4 SMs";
     run_all(taken_cases(cases, choice), "ProdChoices " + name, choice_backend(choice, name, 4));
+  }
+}
+
+// The staged epilogue with at most one tile per CTA (a CTA's last tile is
+// the consumers' to copy, not the copy warps'; some CTAs get none): every
+// config on the whole device, 16-bit C off 16 bytes, beta 1.
+TEST_F(ProdChoices, StagedEpilogueWithOneTilePerCtaIsCorrect) {
+  GemmCase c = make_case(250, 250, 320, kOrders[0], DType::kBF16, DType::kBF16, 0x57a6ed70);
+  c.ldc_pad = 1;
+  c.beta = 1.0f;
+  for (int config = 0; config < tcgemm::prod::kConfigCount; ++config) {
+    const tcgemm::prod::Choice choice{config, 1};
+    const std::string name =
+        std::string(tcgemm::prod::kConfigs[config].name) + " staged C, one tile per CTA";
+    run_all(taken_cases({c}, choice), "ProdChoices " + name, choice_backend(choice, name));
   }
 }
 
