@@ -23,6 +23,10 @@
 #   ab [B]     b28 against build B (default b29) on C that TMA cannot
 #         store (and the aligned 4096^3), three alternating rounds,
 #         scripts/bench-ab (about 80 s)
+#   tests      b31's (main's tcgemm_gpu_tests with the one-tile-per-CTA and
+#         K = 128 staged cases) ProdChoices.Staged* and the stream-K tail
+#         suite on the rows with copy warps (configs 0, 2, 5, 8), IsCorrect
+#         only (about 120 s)
 #   rows [B]   build B's (default b30) tcgemm row on the ragged set and the
 #         eight storage orders at 8192^3 (bf16), beside cuBLAS (about 90 s)
 #   ncu   prod-128x256 at 4096^3: b28 with ldc 4096 (TMA store) and 4097
@@ -84,6 +88,15 @@ ab)
   rm -f ab-tmp.csv; xz -f ab.log
   tar czf $OUT/s27-ab-$new.tar.gz ab-*
   python3 ../scripts/bench-ab --a ab-b28-*.csv --b ab-$new-*.csv ;;
+tests)
+  [[ -f b31/tcgemm_gpu_tests ]] || tar xJf b31.tar.xz
+  TCGEMM_REQUIRE_GPU=1 timeout 60 b31/tcgemm_gpu_tests --gtest_filter='ProdChoices.Staged*' > tests-staged.log 2>&1
+  echo "staged rc $? at $SECONDS s"; grep -E "^\[  PASSED|^\[  FAILED|FAILED  \]|^\[       OK" tests-staged.log | tail -6
+  TCGEMM_REQUIRE_GPU=1 timeout 150 b31/tcgemm_gpu_tests \
+    --gtest_filter='EveryConfig/ProdStreamKTail.IsCorrect/prod_128x256:EveryConfig/ProdStreamKTail.IsCorrect/prod_128x128:EveryConfig/ProdStreamKTail.IsCorrect/prod_128x192:EveryConfig/ProdStreamKTail.IsCorrect/prod_128x96' \
+    > tests-streamk.log 2>&1
+  echo "stream-K rc $? at $SECONDS s"; grep -E "^\[  PASSED|^\[  FAILED|FAILED  \]|^\[       OK" tests-streamk.log | tail -6
+  tar czf $OUT/s27-tests.tar.gz tests-* ;;
 rows)
   b=${2:-b30}
   [[ -f $b/tcgemm-bench ]] || tar xJf $b.tar.xz
@@ -137,5 +150,5 @@ for path in sys.argv[1:]:
     print(f"{path:24} tcgemm {ms['tcgemm']:.4f} ms  cublas {ms['cublas']:.4f} ms  ({n} rounds)")
 PY
   ;;
-*) echo "usage: command.sh hint|check|ab|rows|ncu" >&2; exit 2 ;;
+*) echo "usage: command.sh hint|check|ab|tests|rows|ncu" >&2; exit 2 ;;
 esac
