@@ -148,6 +148,11 @@ Status check_operand(const char* name, const Ref& ref, std::int64_t rows, std::i
                    (ref.layout == Layout::kRowMajor ? "row" : "column") + "-major matrix needs (" +
                    std::to_string(min_ld) + ")");
   }
+  // A negative batch stride is refused whether or not the operand is read
+  // (a quick return reads none), as non-finite alpha and beta are.
+  if (batch_count > 1 && ref.stride < 0) {
+    return invalid(n + ".stride=" + std::to_string(ref.stride) + " is negative");
+  }
   if (!needed) return Status::success();
   if (ref.ptr == nullptr) return invalid(n + " is a null pointer");
   const std::int64_t elem = static_cast<std::int64_t>(size_of(ref.dtype));
@@ -157,9 +162,6 @@ Status check_operand(const char* name, const Ref& ref, std::int64_t rows, std::i
   const std::int64_t elements = span(rows, cols, ref.layout, ref.ld);
   std::int64_t total = elements;  // elements of all batch entries together
   if (batch_count > 1) {
-    if (ref.stride < 0) {
-      return invalid(n + ".stride=" + std::to_string(ref.stride) + " is negative");
-    }
     // Entries of C must not overlap (inputs may be shared, e.g. stride 0);
     // entries one after another (stride >= span) cannot.
     std::int64_t last_offset = 0;

@@ -61,6 +61,12 @@ Status gemm_strided_batched_ex(Op transa, Op transb, std::int64_t m, std::int64_
                                std::int64_t stride_b, float beta, void* c, DType c_type,
                                std::int64_t ldc, std::int64_t stride_c, std::int64_t batch_count,
                                cudaStream_t stream, const GemmOptions& options) {
+  // cuBLAS's rule, batchCount >= 0 (tcgemm::gemm's own is >= 1: 0 is handled
+  // below).
+  if (batch_count < 0) {
+    return {StatusCode::kInvalidValue,
+            "batch_count=" + std::to_string(batch_count) + " is negative (it must be >= 0)"};
+  }
   GemmArgs args;
   if (Status s = gemm_strided_batched_ex_args(transa, transb, m, n, k, alpha, a, a_type, lda,
                                               stride_a, b, b_type, ldb, stride_b, beta, c, c_type,

@@ -31,7 +31,8 @@
 // Where tcgemm refuses what cuBLAS documents no check for: a negative
 // stride with batch_count > 1, and a non-finite alpha or beta, are
 // kInvalidValue. batch_count 0 runs nothing and succeeds, as in cuBLAS,
-// when the other arguments but the pointers are valid.
+// when the other arguments but the pointers are valid; a negative one is
+// kInvalidValue.
 //
 // Each call maps its arguments onto tcgemm::GemmArgs (gemm_ex_args) and
 // runs tcgemm::gemm: the same kernels, results, errors and quick returns

@@ -405,6 +405,17 @@ TEST(Validate, RejectsNegativeBatchStride) {
   args = batched_args(4);
   args.c.stride = -4096;
   EXPECT_TRUE(InvalidNaming(tcgemm::validate(args), "c.stride"));
+  // Also where the operand is not read: a quick return (alpha = 0 reads
+  // neither A nor B; beta = 1 without a product leaves C alone) checks the
+  // strides as it checks alpha and beta.
+  args = batched_args(4);
+  args.alpha = 0.0f;
+  args.a.stride = -16;
+  EXPECT_TRUE(InvalidNaming(tcgemm::validate(args), "a.stride"));
+  args.a.stride = args.m * args.k;
+  args.beta = 1.0f;
+  args.c.stride = -16;
+  EXPECT_TRUE(InvalidNaming(tcgemm::validate(args), "c.stride"));
 }
 
 TEST(Validate, RejectsOverlappingOutputBatches) {
