@@ -62,10 +62,12 @@ std::size_t size_of(DType dtype);           // bytes per element
 
 // One matrix operand: pointer, dtype, storage order and leading dimension (in
 // elements). `stride` is the distance in elements between consecutive batch
-// entries; it is ignored when batch_count == 1. A and B entries may overlap
-// (stride 0 shares one matrix); C entries must not share an element, but may
-// interleave (entries side by side in each line of ldc, or starting inside
-// one another's gaps): validate() checks exactly which elements meet.
+// entries, at least 0 (a negative one is kInvalidValue, even where the
+// operand is not read); it is ignored when batch_count == 1. A and B entries
+// may overlap (stride 0 shares one matrix); C entries must not share an
+// element, but may interleave (entries side by side in each line of ldc, or
+// starting inside one another's gaps): validate() checks exactly which
+// elements meet.
 struct MatrixRef {
   const void* ptr = nullptr;
   DType dtype = DType::kBF16;
