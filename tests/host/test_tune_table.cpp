@@ -231,6 +231,36 @@ TEST(TuneTableFile, RejectsIntegersThatAreNotCountsAndMembersOfTheWrongKind) {
       {"a zero time", [](json& j) { j["shapes"][0]["tuned"]["ms"] = 0.0; }, "\"ms\" is 0.0"},
       {"an infinite time", [](json& j) { j["shapes"][0]["candidates"][0]["ms"] = 1e308 * 10; },
        "\"ms\" is infinite"},
+      // The winner and the heuristic's choice are timed candidates, the
+      // winner the fastest: a hand-edited file cannot skew the report.
+      {"a winner no candidate is",
+       [](json& j) { j["shapes"][0]["tuned"]["config"] = "prod-64x64"; },
+       "prod-64x64 is not one of the shape's candidates"},
+      {"a winner with another time than its candidate's",
+       [](json& j) { j["shapes"][0]["tuned"]["ms"] = 0.001; },
+       "is not one of the shape's candidates"},
+      {"a winner slower than a candidate",
+       [](json& j) {
+         json& c = j["shapes"][0]["candidates"][0];
+         c["ms"] = 0.01;
+         c["min_ms"] = 0.0099;
+         c["max_ms"] = 0.0101;
+         j["shapes"][0]["heuristic"]["ms"] = 0.01;
+       },
+       "is not the fastest candidate (prod-128x128 k2 is)"},
+      {"no winner though a candidate was timed", [](json& j) { j["shapes"][0]["tuned"] = nullptr; },
+       "\"tuned\" is null but candidate prod-128x256 has a time"},
+      {"a heuristic choice no candidate is",
+       [](json& j) { j["shapes"][0]["heuristic"]["k_splits"] = 3; },
+       "heuristic: prod-128x128 k3 is not one of the shape's candidates"},
+      {"a median below the fastest sample",
+       [](json& j) { j["shapes"][0]["candidates"][1]["min_ms"] = 0.5; }, "\"min_ms\" <= \"ms\""},
+      {"a median above the slowest sample",
+       [](json& j) { j["shapes"][0]["candidates"][1]["max_ms"] = 0.001; }, "\"max_ms\" does not"},
+      {"a negative error", [](json& j) { j["shapes"][0]["candidates"][0]["rel_err"] = -1.0; },
+       "\"rel_err\" is not a finite error"},
+      {"times from no samples", [](json& j) { j["shapes"][0]["reps"] = 0; },
+       "\"reps\" is 0, not an integer from 1"},
   };
   for (const Broken& b : cases) {
     json j = to_json(sample_table());

@@ -154,21 +154,27 @@ json measured_json(const Measured& m) {
   return j;
 }
 
-Measured measured_of(const json& j, const std::string& where) {
-  // A time is a finite number of milliseconds from a nanosecond (no launch
-  // is shorter) to a thousand seconds (no timed launch is longer): anything
-  // else would turn the report's slowdowns into nonsense (a ratio of 1e308
-  // to 1e-6 prints "infx"). Only a verified choice has one.
+// An optional time: a finite number of milliseconds from a nanosecond (no
+// launch is shorter) to a thousand seconds (no timed launch is longer):
+// anything else would turn the report's slowdowns into nonsense (a ratio of
+// 1e308 to 1e-6 prints "infx").
+std::optional<double> time_member(const json& j, const char* name, const std::string& where) {
   constexpr double kShortestMs = 1e-6;
   constexpr double kLongestMs = 1e6;
-  const std::optional<double> ms = optional_member<double>(j, "ms", where);
+  const std::optional<double> ms = optional_member<double>(j, name, where);
   if (ms && !(*ms >= kShortestMs && *ms <= kLongestMs)) {
     const std::string value = std::isfinite(*ms)  ? json(*ms).dump()
                               : std::isnan(*ms) ? std::string("NaN")
                                                 : std::string("infinite");
-    throw TableError(where + ": \"ms\" is " + value +
+    throw TableError(where + ": \"" + name + "\" is " + value +
                      ", not a time of 1e-6 to 1e6 milliseconds");
   }
+  return ms;
+}
+
+Measured measured_of(const json& j, const std::string& where) {
+  // Only a verified choice has a time.
+  const std::optional<double> ms = time_member(j, "ms", where);
   const std::string status = member<std::string>(j, "status", where);
   if (ms && status != "ok") {
     throw TableError(where + ": \"status\" is \"" + status +
@@ -245,16 +251,48 @@ TunedShape shape_of(const json& j, const std::string& where) {
   s.heuristic = measured_of(find_member(j, "heuristic", where), where + ".heuristic");
   const json& candidates = find_member(j, "candidates", where);
   if (!candidates.is_array()) throw TableError(where + ": \"candidates\" is not an array");
+  std::optional<Measured> fastest;
   for (std::size_t i = 0; i < candidates.size(); ++i) {
     const std::string at = where + ".candidates[" + std::to_string(i) + "]";
     const json& c = candidates[i];
-    s.candidates.push_back({measured_of(c, at), optional_member<double>(c, "min_ms", at),
-                            optional_member<double>(c, "max_ms", at),
-                            count_member<int>(c, "launches_per_sample", at),
-                            optional_member<double>(c, "rel_err", at)});
+    CandidateTiming t{measured_of(c, at), time_member(c, "min_ms", at),
+                      time_member(c, "max_ms", at), count_member<int>(c, "launches_per_sample", at),
+                      optional_member<double>(c, "rel_err", at)};
+    // A median lies between the fastest and the slowest sample.
+    const std::optional<double>& ms = t.measured.ms;
+    if ((t.min_ms && (!ms || *t.min_ms > *ms)) || (t.max_ms && (!ms || *t.max_ms < *ms))) {
+      throw TableError(at + ": \"min_ms\" <= \"ms\" <= \"max_ms\" does not hold");
+    }
+    if (t.rel_err && !(*t.rel_err >= 0.0 && std::isfinite(*t.rel_err))) {
+      throw TableError(at + ": \"rel_err\" is not a finite error >= 0");
+    }
+    if (ms && (!fastest || *ms < *fastest->ms)) fastest = t.measured;
+    s.candidates.push_back(std::move(t));
+  }
+  // The winner and the heuristic's choice are candidates the same loop timed
+  // (tuner.cpp): the winner the fastest of them, or none when none was timed.
+  const auto timed_candidate = [&](const Measured& m) {
+    return std::any_of(s.candidates.begin(), s.candidates.end(),
+                       [&](const CandidateTiming& c) { return c.measured == m; });
+  };
+  if (s.tuned && !timed_candidate(*s.tuned)) {
+    throw TableError(where + ".tuned: " + choice_name(*s.tuned) +
+                     " is not one of the shape's candidates with that time");
+  }
+  if (s.tuned && *s.tuned->ms != *fastest->ms) {
+    throw TableError(where + ".tuned: " + choice_name(*s.tuned) +
+                     " is not the fastest candidate (" + choice_name(*fastest) + " is)");
+  }
+  if (!s.tuned && fastest) {
+    throw TableError(where + ": \"tuned\" is null but candidate " + choice_name(*fastest) +
+                     " has a time");
+  }
+  if (!timed_candidate(s.heuristic)) {
+    throw TableError(where + ".heuristic: " + choice_name(s.heuristic) +
+                     " is not one of the shape's candidates with that status and time");
   }
   s.l2_sets = count_member<int>(j, "l2_sets", where);
-  s.reps = integer_member<int>(j, "reps", where, 0);
+  s.reps = integer_member<int>(j, "reps", where, fastest ? 1 : 0);
   s.timed_at = member<std::string>(j, "timed_at", where);
   return s;
 }
