@@ -106,6 +106,10 @@ std::optional<std::string> validate(const TileConfig& c) {
   if (c.smem_align > 0 && (c.smem_align & (c.smem_align - 1)) != 0) {
     return "smem_align must be a power of two";
   }
+  if (c.bk % c.mma_k != 0) {
+    return "bk must be a multiple of mma_k (a slab holds whole MMAs along K), got bk " + str(c.bk) +
+           " and mma_k " + str(c.mma_k);
+  }
   return std::nullopt;
 }
 

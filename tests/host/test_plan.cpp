@@ -308,6 +308,20 @@ TEST(Planner, ValidateRefusesNonsense) {
   EXPECT_FALSE(plan(s4000(), c).fits);
 }
 
+// A slab holds whole MMAs along K: BK is BATCH x MMA_K.
+TEST(Planner, SlabDepthIsAMultipleOfTheMmaK) {
+  TileConfig c = TileConfig{};
+  c.mma_k = 16;
+  c.bk = 64;
+  EXPECT_FALSE(validate(c).has_value());
+  for (const int bk : {1, 7, 24, 72}) {
+    c.bk = bk;
+    ASSERT_TRUE(validate(c).has_value()) << "bk " << bk;
+    EXPECT_NE(validate(c)->find("bk must be a multiple of mma_k"), std::string::npos)
+        << *validate(c);
+  }
+}
+
 TEST(Planner, ThreadsPerSmExactlyAtLimitFits) {
   TileConfig c = tiny();
   c.warps_m = 8;  // 8 warps of 128 = 1024 threads

@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "cli_checks.h"
 #include "device_info.h"
 #include "measure.h"
 #include "shapes.h"
@@ -94,13 +95,16 @@ int host_overhead_main(int argc, char** argv) {
                                                 : "not a shape MxNxK of integers from 1 to "
                                                   "2147483647";
       });
-  auto* calls_opt =
-      app.add_option("--calls", calls, "calls per timed batch")->check(CLI::Range(1, 100000));
+  auto* calls_opt = app.add_option("--calls", calls, "calls per timed batch")
+                        ->transform(tcgemm::bench::integer_in(1, 100000))
+                        ->capture_default_str();
   auto* batches_opt = app.add_option("--batches", batches, "timed batches (median reported)")
-                          ->check(CLI::Range(1, 1000));
+                          ->transform(tcgemm::bench::integer_in(1, 1000))
+                          ->capture_default_str();
   auto* layout_opt =
       app.add_option("--layout", layout, "tn (A row, B col, C col) or tnr (C row-major)")
-          ->check(CLI::IsMember({"tn", "tnr"}));
+          ->check(CLI::IsMember({"tn", "tnr"}))
+          ->capture_default_str();
   app.add_option("--csv", csv, "also write the table here")
       ->check([](const std::string& path) {
         return path.empty() ? std::string("an empty path") : std::string();
