@@ -221,12 +221,14 @@ int tune_main(int argc, char** argv) {
                  "the tuned-table file to write or resume (default: "
                  "data/tuned/<gpu-name>.json, e.g. data/tuned/nvidia-h200.json)")
       ->type_name("FILE");
-  app.add_flag("--force", force,
-               "re-time problems already in the file (and start afresh a file of another "
-               "library version)");
-  app.add_flag("--report", report_only,
-               "print the report of --out's problems (those of --shapes/--shape when given) and "
-               "exit; no GPU needed");
+  auto* force_opt =
+      app.add_flag("--force", force,
+                   "re-time problems already in the file (and start afresh a file of another "
+                   "library version)");
+  auto* report_opt = app.add_flag(
+      "--report", report_only,
+      "print the report of --out's problems (those of --shapes/--shape when given) and "
+      "exit; no GPU needed");
   bool rescore = false;
   int model_sms = 0;
   double model_bytes_per_cycle = 0.0;
@@ -255,27 +257,35 @@ int tune_main(int argc, char** argv) {
       ->transform(bench::integer_in(1, 100000));
   app.add_option("--warmup", method.warmup, "launches of each candidate before timing")
       ->transform(bench::integer_in(1, 1000))
-      ->capture_default_str();
+      ->capture_default_str()
+      ->excludes(report_opt);
   app.add_option("--reps", method.reps, "timed samples of each candidate (median reported)")
       ->transform(bench::integer_in(1, 10000))
-      ->capture_default_str();
+      ->capture_default_str()
+      ->excludes(report_opt);
   app.add_option("--long-reps", method.long_reps, "timed samples for a problem over --long-ms")
       ->transform(bench::integer_in(1, 10000))
-      ->capture_default_str();
+      ->capture_default_str()
+      ->excludes(report_opt);
   app.add_option("--long-ms", method.long_ms,
                  "a launch of the heuristic's choice longer than this makes a long problem")
       ->transform(bench::finite_float())
       ->check(bench::above_zero(/*or_zero=*/true))
-      ->capture_default_str();
+      ->capture_default_str()
+      ->excludes(report_opt);
   app.add_option("--max-candidates", method.max_candidates,
                  "run at most N candidates per problem, those of least estimated time, plus the "
                  "heuristic's (0: all)")
       ->type_name("N")
       ->transform(bench::integer_in(0, 100000))
-      ->capture_default_str();
+      ->capture_default_str()
+      ->excludes(report_opt);
   auto* seed_opt =
       app.add_option("--seed", seed, "seed of the random inputs (default: drawn and printed)")
-          ->transform(bench::integer_from(std::uint64_t{0}));
+          ->transform(bench::integer_from(std::uint64_t{0}))
+          ->excludes(report_opt);
+  // What only a run that times does is refused with --report, not ignored.
+  force_opt->excludes(report_opt);
 
   try {
     app.parse(argc, argv);
