@@ -228,11 +228,19 @@ TEST_F(GemmPlanTest, RunIsCapturedInACudaGraph) {
     p.fill(Values::kSmallIntegers);
     const std::vector<float> ref = p.reference();
     const GemmArgs& a = p.args();
+    const auto before = p.download_c();
     cudaGraph_t graph = nullptr;
     TCGEMM_CHECK_CUDA(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
     const tcgemm::Status s = plan.run(a.a.ptr, a.b.ptr, a.c.ptr, a.alpha, a.beta, stream);
     TCGEMM_CHECK_CUDA(cudaStreamEndCapture(stream, &graph));
     ASSERT_TRUE(IsOk(s)) << what;
+    // The run is in the graph, not done beside the capture: C is as it was
+    // until the graph is launched, and the graph has the work.
+    TCGEMM_CHECK_CUDA(cudaDeviceSynchronize());
+    EXPECT_TRUE(p.download_c() == before) << what << ": C written while the run was captured";
+    std::size_t nodes = 0;
+    TCGEMM_CHECK_CUDA(cudaGraphGetNodes(graph, nullptr, &nodes));
+    EXPECT_GT(nodes, 0u) << what;
     cudaGraphExec_t exec = nullptr;
     TCGEMM_CHECK_CUDA(cudaGraphInstantiate(&exec, graph, 0));
     TCGEMM_CHECK_CUDA(cudaGraphLaunch(exec, stream));
