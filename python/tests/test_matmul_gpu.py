@@ -253,15 +253,22 @@ def test_repeatable(torch_cuda):
 
 def test_current_stream_and_explicit_stream(torch_cuda):
     torch = torch_cuda
-    a, b = ints(torch, 256, 256), ints(torch, 256, 256)
-    want = reference(torch, a, b, torch.bfloat16)
+    a0, b0 = ints(torch, 256, 256), ints(torch, 256, 256)
+    want = reference(torch, a0, b0, torch.bfloat16)
+    # The operands hold zeros until `side`, after a sleep, copies the
+    # values in: only a product ordered on `side` sees them.
+    a, b = torch.zeros_like(a0), torch.zeros_like(b0)
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):
+        torch.cuda._sleep(50_000_000)  # about 25 ms of GPU clock cycles
+        a.copy_(a0)
+        b.copy_(b0)
         c1 = tcgemm.matmul(a, b)  # torch's current stream: side
     c2 = tcgemm.matmul(a, b, stream=side)  # a torch stream object
     c3 = tcgemm.matmul(a, b, stream=side.cuda_stream)  # a raw handle
     side.synchronize()
+    torch.cuda.synchronize()
     for c in (c1, c2, c3):
         assert_exact(torch, c, want)
 
@@ -340,11 +347,11 @@ def test_input_errors_name_the_argument(torch_cuda):
 def test_out_with_overlapping_batch_entries_is_refused(torch_cuda):
     torch = torch_cuda
     a, b = ints(torch, 3, 16, 16), ints(torch, 16, 16)
-    base = torch.zeros(16, 16, device="cuda", dtype=torch.bfloat16)
+    base = torch.full((16, 16), 5.0, device="cuda", dtype=torch.bfloat16)
     with pytest.raises(tcgemm.InvalidValueError) as info:
         tcgemm.matmul(a, b, out=base.expand(3, 16, 16))
     assert info.value.argument == "out"
-    assert bool((base == 0).all())
+    assert bool((base == 5).all())
 
 
 def test_operands_on_two_devices_are_refused(torch_cuda):

@@ -333,10 +333,19 @@ TEST_P(KernelVsReference, MatchesReference) {
   const DeviceBuffer workspace = attach_workspace(*kernel, p.args);
   const DeviceBuffer ref = reference_of(p.args);
   const DeviceBuffer before = snapshot(p.c.get(), p.c_bytes());
+  // A kernel never writes its inputs, their padding included.
+  const std::size_t a_bytes = bytes_for(p.a_elements, kc.spec.in);
+  const std::size_t b_bytes = bytes_for(p.b_elements, kc.spec.in);
+  const DeviceBuffer a_before = snapshot(p.a.get(), a_bytes);
+  const DeviceBuffer b_before = snapshot(p.b.get(), b_bytes);
   ASSERT_TRUE(IsOk(tcgemm::gemm(p.args, options)));
   TCGEMM_CHECK_CUDA(cudaDeviceSynchronize());
   EXPECT_TRUE(MatchesReference(p.args, static_cast<const float*>(ref.get())));
   EXPECT_TRUE(PaddingUntouched(p.args, before.get(), p.c_elements));
+  EXPECT_TRUE(tcgemm::testing::bitwise_equal(p.a.get(), a_before.get(), a_bytes))
+      << "the kernel wrote A";
+  EXPECT_TRUE(tcgemm::testing::bitwise_equal(p.b.get(), b_before.get(), b_bytes))
+      << "the kernel wrote B";
   EXPECT_EQ(flags_left(p.args), 0) << "workspace flag words left non-zero";
   EXPECT_TRUE(GuardsUntouched(p.c));
 

@@ -228,11 +228,19 @@ TEST_F(GemmPlanTest, RunIsCapturedInACudaGraph) {
     p.fill(Values::kSmallIntegers);
     const std::vector<float> ref = p.reference();
     const GemmArgs& a = p.args();
+    const auto before = p.download_c();
     cudaGraph_t graph = nullptr;
     TCGEMM_CHECK_CUDA(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
     const tcgemm::Status s = plan.run(a.a.ptr, a.b.ptr, a.c.ptr, a.alpha, a.beta, stream);
     TCGEMM_CHECK_CUDA(cudaStreamEndCapture(stream, &graph));
     ASSERT_TRUE(IsOk(s)) << what;
+    // The run is in the graph, not done beside the capture: C is as it was
+    // until the graph is launched, and the graph has the work.
+    TCGEMM_CHECK_CUDA(cudaDeviceSynchronize());
+    EXPECT_TRUE(p.download_c() == before) << what << ": C written while the run was captured";
+    std::size_t nodes = 0;
+    TCGEMM_CHECK_CUDA(cudaGraphGetNodes(graph, nullptr, &nodes));
+    EXPECT_GT(nodes, 0u) << what;
     cudaGraphExec_t exec = nullptr;
     TCGEMM_CHECK_CUDA(cudaGraphInstantiate(&exec, graph, 0));
     TCGEMM_CHECK_CUDA(cudaGraphLaunch(exec, stream));
@@ -363,27 +371,38 @@ TEST_F(BatchInvariance, EachRowHasTheSameBitsWhateverMIs) {
   DeviceBuffer b(host_b.size() * 2);
   TCGEMM_CHECK_CUDA(cudaMemcpy(a.get(), host_a.data(), host_a.size() * 2, cudaMemcpyHostToDevice));
   TCGEMM_CHECK_CUDA(cudaMemcpy(b.get(), host_b.data(), host_b.size() * 2, cudaMemcpyHostToDevice));
-  // The M = kMaxM result itself, checked against fp64 dot products at
-  // sampled positions (every row, a column stepping through N): bf16
-  // rounding of a sum of 4096 products of normal values is within 1% of
-  // its magnitude plus 0.05.
+  // The M = kMaxM result itself, every element against the independent
+  // reference GEMM (fp32 sums, one thread per element): bf16 rounding of a
+  // sum of 4096 products of normal values is within 1% of its magnitude
+  // plus 0.05.
+  std::vector<float> ref(static_cast<std::size_t>(kMaxM * kN));  // column-major, ld = kMaxM
+  {
+    GemmArgs args;
+    args.m = kMaxM;
+    args.n = kN;
+    args.k = kK;
+    args.a = {a.get(), DType::kBF16, Layout::kRowMajor, kK, 0};
+    args.b = {b.get(), DType::kBF16, Layout::kColMajor, kK, 0};
+    args.c = {nullptr, DType::kBF16, Layout::kColMajor, kMaxM, 0};  // beta = 0: not read
+    DeviceBuffer device_ref(ref.size() * sizeof(float));
+    tcgemm::testing::reference_gemm(args, static_cast<float*>(device_ref.get()));
+    TCGEMM_CHECK_CUDA(cudaMemcpy(ref.data(), device_ref.get(), ref.size() * sizeof(float),
+                                 cudaMemcpyDeviceToHost));
+  }
   const auto check_tall = [&](const std::vector<std::uint16_t>& tall, Layout c_layout) {
     std::int64_t poisoned = 0;
     for (const std::uint16_t bits : tall) poisoned += bits == kPoisonBits ? 1 : 0;
     EXPECT_EQ(poisoned, 0) << "elements of C the call never wrote";
     std::int64_t wrong = 0;
     for (std::int64_t i = 0; i < kMaxM; ++i) {
-      const std::int64_t j = (i * 37) % kN;
-      double sum = 0;
-      for (std::int64_t x = 0; x < kK; ++x) {
-        sum += static_cast<double>(decode(host_a[i * kK + x], DType::kBF16)) *
-               decode(host_b[j * kK + x], DType::kBF16);
+      for (std::int64_t j = 0; j < kN; ++j) {
+        const double want = ref[j * kMaxM + i];
+        const double got = decode(tall[i * kN + j], DType::kBF16);
+        if (!(std::abs(got - want) <= 0.01 * std::abs(want) + 0.05)) ++wrong;
       }
-      const double got = decode(tall[i * kN + j], DType::kBF16);
-      if (!(std::abs(got - sum) <= 0.01 * std::abs(sum) + 0.05)) ++wrong;
     }
     EXPECT_EQ(wrong, 0) << "C " << tcgemm::to_string(c_layout) << "-major, M=" << kMaxM
-                        << ": sampled elements off the fp64 reference";
+                        << ": elements off the reference GEMM";
   };
   for (Layout c_layout : {Layout::kRowMajor, Layout::kColMajor}) {
     const std::vector<std::uint16_t> tall = run_rows(a, b, kMaxM, kN, kK, c_layout, true);
