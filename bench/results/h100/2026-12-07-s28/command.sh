@@ -16,7 +16,9 @@
 #           the changed Python tests against a package built from
 #           1fba698 (.carry/py/site311.tar.xz: the CI's pip build; python/
 #           is unchanged since), the working tree's python/tests
-#           (about 60 s)
+#           (about 60 s). Never run in session 28; session 29 ran its
+#           successor (b35 and a package built on the device,
+#           bench/results/h100/2026-12-07-s29/).
 # (row-class-boxes/ has its own command.sh.)
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64
 export PATH=/usr/local/cuda/bin:$PATH
