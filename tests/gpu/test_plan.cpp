@@ -332,18 +332,26 @@ std::vector<std::uint16_t> normal_bf16(std::uint64_t key, std::int64_t count) {
 // element the call does not write shows.
 constexpr std::uint16_t kPoisonBits = 0xffff;
 
-std::vector<std::uint16_t> run_rows(const DeviceBuffer& a, const DeviceBuffer& b, std::int64_t m,
-                                    std::int64_t n, std::int64_t k, Layout c_layout,
-                                    bool invariant) {
-  DeviceBuffer c(static_cast<std::size_t>(m * n) * 2);
-  TCGEMM_CHECK_CUDA(cudaMemset(c.get(), 0xff, static_cast<std::size_t>(m * n) * 2));
+// The bf16 problem of the first m rows of A (row-major, ld = k) against B
+// (column-major, ld = k), C tight in c_layout.
+GemmArgs rows_args(const DeviceBuffer& a, const DeviceBuffer& b, void* c, std::int64_t m,
+                   std::int64_t n, std::int64_t k, Layout c_layout) {
   GemmArgs args;
   args.m = m;
   args.n = n;
   args.k = k;
   args.a = {a.get(), DType::kBF16, Layout::kRowMajor, k, 0};
   args.b = {b.get(), DType::kBF16, Layout::kColMajor, k, 0};
-  args.c = {c.get(), DType::kBF16, c_layout, c_layout == Layout::kRowMajor ? n : m, 0};
+  args.c = {c, DType::kBF16, c_layout, c_layout == Layout::kRowMajor ? n : m, 0};
+  return args;
+}
+
+std::vector<std::uint16_t> run_rows(const DeviceBuffer& a, const DeviceBuffer& b, std::int64_t m,
+                                    std::int64_t n, std::int64_t k, Layout c_layout,
+                                    bool invariant) {
+  DeviceBuffer c(static_cast<std::size_t>(m * n) * 2);
+  TCGEMM_CHECK_CUDA(cudaMemset(c.get(), 0xff, static_cast<std::size_t>(m * n) * 2));
+  const GemmArgs args = rows_args(a, b, c.get(), m, n, k, c_layout);
   tcgemm::GemmOptions options;
   options.batch_invariant = invariant;
   const tcgemm::Status s = tcgemm::gemm(args, options);
@@ -377,13 +385,8 @@ TEST_F(BatchInvariance, EachRowHasTheSameBitsWhateverMIs) {
   // plus 0.05.
   std::vector<float> ref(static_cast<std::size_t>(kMaxM * kN));  // column-major, ld = kMaxM
   {
-    GemmArgs args;
-    args.m = kMaxM;
-    args.n = kN;
-    args.k = kK;
-    args.a = {a.get(), DType::kBF16, Layout::kRowMajor, kK, 0};
-    args.b = {b.get(), DType::kBF16, Layout::kColMajor, kK, 0};
-    args.c = {nullptr, DType::kBF16, Layout::kColMajor, kMaxM, 0};  // beta = 0: not read
+    // beta = 0: C is not read.
+    const GemmArgs args = rows_args(a, b, nullptr, kMaxM, kN, kK, Layout::kColMajor);
     DeviceBuffer device_ref(ref.size() * sizeof(float));
     tcgemm::testing::reference_gemm(args, static_cast<float*>(device_ref.get()));
     TCGEMM_CHECK_CUDA(cudaMemcpy(ref.data(), device_ref.get(), ref.size() * sizeof(float),
