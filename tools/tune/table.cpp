@@ -569,20 +569,32 @@ ReportSummary summarize(std::span<const TunedShape> shapes) {
 }
 
 std::string format_report(std::span<const TunedShape> shapes) {
+  const auto tuned_text = [](const TunedShape& s) {
+    return s.tuned ? choice_name(*s.tuned) : std::string("none verified");
+  };
+  const auto heuristic_text = [](const TunedShape& s) {
+    return choice_name(s.heuristic) + (s.heuristic.status == "ok" ? "" : " " + s.heuristic.status);
+  };
+  // Columns as wide as their longest entry (at least 22 for the choices).
   std::size_t name_width = 5;
-  for (const TunedShape& s : shapes) name_width = std::max(name_width, shape_name(s.key).size());
+  std::size_t tuned_width = 22;
+  std::size_t heuristic_width = 22;
+  for (const TunedShape& s : shapes) {
+    name_width = std::max(name_width, shape_name(s.key).size());
+    tuned_width = std::max(tuned_width, tuned_text(s).size());
+    heuristic_width = std::max(heuristic_width, heuristic_text(s).size());
+  }
   const int width = static_cast<int>(name_width);
+  const int tw = static_cast<int>(tuned_width);
+  const int hw = static_cast<int>(heuristic_width);
   std::ostringstream out;
-  out << formatted("%-*s  %-22s %10s  %-22s %10s  %8s\n", width, "shape", "tuned", "ms",
+  out << formatted("%-*s  %-*s %10s  %-*s %10s  %8s\n", width, "shape", tw, "tuned", "ms", hw,
                    "heuristic", "ms", "slowdown");
   for (const TunedShape& s : shapes) {
-    const std::string tuned = s.tuned ? choice_name(*s.tuned) : "none verified";
-    const std::string heuristic =
-        choice_name(s.heuristic) + (s.heuristic.status == "ok" ? "" : " " + s.heuristic.status);
     const std::optional<double> slow = slowdown(s);
-    out << formatted("%-*s  %-22s %10s  %-22s %10s  %8s\n", width, shape_name(s.key).c_str(),
-                     tuned.c_str(), format_ms(s.tuned ? s.tuned->ms : std::nullopt).c_str(),
-                     heuristic.c_str(), format_ms(s.heuristic.ms).c_str(),
+    out << formatted("%-*s  %-*s %10s  %-*s %10s  %8s\n", width, shape_name(s.key).c_str(), tw,
+                     tuned_text(s).c_str(), format_ms(s.tuned ? s.tuned->ms : std::nullopt).c_str(),
+                     hw, heuristic_text(s).c_str(), format_ms(s.heuristic.ms).c_str(),
                      slow ? formatted("%.3fx", *slow).c_str() : "-");
   }
   const ReportSummary sum = summarize(shapes);
