@@ -27,11 +27,6 @@ namespace {
 using namespace tcgemm::plan;
 using tcgemm::plan_cli::Table;
 
-// Integer options in decimal only (CLI11 alone reads "010" as octal 8): the
-// planner's validate() then names the range each one takes.
-const CLI::Validator kDecimal =
-    tcgemm::bench::integer_in(std::numeric_limits<int>::min(), std::numeric_limits<int>::max());
-
 constexpr int kExitOk = 0;
 constexpr int kExitDoesNotFit = 1;
 constexpr int kExitUsage = 2;
@@ -385,61 +380,37 @@ int plan_main(int argc, char** argv) {
   app.add_option("--warps", opt.warps,
                  "Warps per block with accumulators: MxN, or a count to arrange squarest")
       ->capture_default_str();
-  app.add_option("--extra-warps", c.extra_warps, "Warps without accumulators (producers)")
-      ->transform(kDecimal)
-      ->capture_default_str();
+  // A TileConfig field's option: decimal only (CLI11 alone reads "010" as
+  // octal 8), its range left to validate(), which names it.
+  const auto integer_option = [&app](const char* name, int& field, const char* description) {
+    app.add_option(name, field, description)
+        ->transform(tcgemm::bench::integer_in(std::numeric_limits<int>::min(),
+                                              std::numeric_limits<int>::max()))
+        ->capture_default_str();
+  };
+  integer_option("--extra-warps", c.extra_warps, "Warps without accumulators (producers)");
   app.add_option("--blocks-per-sm", opt.blocks,
                  "Resident blocks per SM (MP) to check; a comma-separated list prints a row each")
       ->capture_default_str();
-  app.add_option("--stages", c.stages, "K slabs resident in shared memory")
-      ->transform(kDecimal)
-      ->capture_default_str();
-  app.add_option("--bk", c.bk, "K extent of one slab (the article's BATCH * MMA_K)")
-      ->transform(kDecimal)
-      ->capture_default_str();
-  app.add_option("--pad-a", c.pad_a, "Padding elements per A slab row (the article's OFFSET)")
-      ->transform(kDecimal)
-      ->capture_default_str();
-  app.add_option("--pad-b", c.pad_b, "Padding elements per B slab row")
-      ->transform(kDecimal)
-      ->capture_default_str();
-  app.add_option("--ab-bytes", c.ab_bytes, "A/B element bytes")
-      ->transform(kDecimal)
-      ->capture_default_str();
-  app.add_option("--acc-bytes", c.acc_bytes, "Accumulator element bytes")
-      ->transform(kDecimal)
-      ->capture_default_str();
-  app.add_option("--c-bytes", c.c_bytes, "C staging element bytes")
-      ->transform(kDecimal)
-      ->capture_default_str();
-  app.add_option("--c-stage-tiles", c.c_stage_tiles,
-                 "MMA tiles of C each warp stages through shared memory (0: none)")
-      ->transform(kDecimal)
-      ->capture_default_str();
-  app.add_option("--pad-c", c.pad_c, "Padding elements per staged C column")
-      ->transform(kDecimal)
-      ->capture_default_str();
+  integer_option("--stages", c.stages, "K slabs resident in shared memory");
+  integer_option("--bk", c.bk, "K extent of one slab (the article's BATCH * MMA_K)");
+  integer_option("--pad-a", c.pad_a, "Padding elements per A slab row (the article's OFFSET)");
+  integer_option("--pad-b", c.pad_b, "Padding elements per B slab row");
+  integer_option("--ab-bytes", c.ab_bytes, "A/B element bytes");
+  integer_option("--acc-bytes", c.acc_bytes, "Accumulator element bytes");
+  integer_option("--c-bytes", c.c_bytes, "C staging element bytes");
+  integer_option("--c-stage-tiles", c.c_stage_tiles,
+                 "MMA tiles of C each warp stages through shared memory (0: none)");
+  integer_option("--pad-c", c.pad_c, "Padding elements per staged C column");
   app.add_flag("--no-c-union", no_c_union, "C staging does not share storage with A/B");
-  app.add_option("--barriers-per-stage", c.barriers_per_stage, "8-byte mbarriers per stage")
-      ->transform(kDecimal)
-      ->capture_default_str();
-  app.add_option("--smem-align", c.smem_align,
-                 "Align the storage to this many bytes, allocating as many again as slack")
-      ->transform(kDecimal)
-      ->capture_default_str();
-  app.add_option("--a-frags", c.a_frags, "A fragments a warp holds at once")
-      ->transform(kDecimal)
-      ->capture_default_str();
-  app.add_option("--b-frags", c.b_frags, "B fragments a warp holds at once (-1: MMAs along N)")
-      ->transform(kDecimal)
-      ->capture_default_str();
-  app.add_option("--fragment-copies", c.fragment_copies,
-                 "Copies of each A/B element across a warp (2 for nvcuda::wmma fp16)")
-      ->transform(kDecimal)
-      ->capture_default_str();
-  app.add_option("--overhead-regs", c.overhead_regs, "Per-thread register estimate on top")
-      ->transform(kDecimal)
-      ->capture_default_str();
+  integer_option("--barriers-per-stage", c.barriers_per_stage, "8-byte mbarriers per stage");
+  integer_option("--smem-align", c.smem_align,
+                 "Align the storage to this many bytes, allocating as many again as slack");
+  integer_option("--a-frags", c.a_frags, "A fragments a warp holds at once");
+  integer_option("--b-frags", c.b_frags, "B fragments a warp holds at once (-1: MMAs along N)");
+  integer_option("--fragment-copies", c.fragment_copies,
+                 "Copies of each A/B element across a warp (2 for nvcuda::wmma fp16)");
+  integer_option("--overhead-regs", c.overhead_regs, "Per-thread register estimate on top");
   app.add_flag("--article-tables", article,
                "Print the S4000 article's tables 1-3 as computed by its convention, with the "
                "physically correct columns");
