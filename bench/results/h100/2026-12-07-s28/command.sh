@@ -11,19 +11,14 @@
 #           M = 9..16 against 4096 rows (and controls the rule leaves
 #           alone), the prod-skinny and tcgemm rows, three alternating
 #           rounds (about 150 s)
-#   tests   b34's (main + this session's test and validation changes,
-#           b34/COMMIT) GPU tests that changed and their neighbours, then
-#           the changed Python tests against a package built from
-#           1fba698 (.carry/py/site311.tar.xz: the CI's pip build; python/
-#           is unchanged since), the working tree's python/tests
-#           (about 60 s). Never run in session 28; session 29 ran its
-#           successor (b35 and a package built on the device,
-#           bench/results/h100/2026-12-07-s29/).
+#   (A `tests` part for the test audit's checks was prepared here and
+#   never ran; session 29 ran its successor: `tests` and `pybuild` in
+#   bench/results/h100/2026-12-07-s29/command.sh.)
 # (row-class-boxes/ has its own command.sh.)
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64
 export PATH=/usr/local/cuda/bin:$PATH
 cd .carry || exit 1
-for b in b32 b33 b34; do [[ -f $b.tar.xz && ! -d $b ]] && tar xJf $b.tar.xz; done
+for b in b32 b33; do [[ -f $b/tcgemm-bench ]] || tar xJf $b.tar.xz; done
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv,noheader
 problems=(
   "--m 16 --n 4096 --k 4096"
@@ -50,15 +45,5 @@ skinny)
     done
   done
   tar czf $OUT/s28-skinny.tar.gz skinny-tests.log ab-*.csv ;;
-tests)
-  TCGEMM_REQUIRE_GPU=1 timeout 120 b34/tcgemm_gpu_tests \
-    --gtest_filter='GemmPlanTest.*:ProdChoices.SplitOfTheLastWaveNeedsOneCtaPerSm:GemmApi.*' > tests.log 2>&1
-  echo "gpu tests rc $? at $SECONDS s"; grep -E "^\[  PASSED|^\[  FAILED|FAILED  \]" tests.log | tail -8
-  python3 --version
-  rm -rf site && mkdir site && tar xJf py/site311.tar.xz -C site
-  (cd .. && PYTHONPATH=.carry/site TCGEMM_REQUIRE_GPU=1 timeout 150 python3 -m pytest -q -p no:cacheprovider \
-    python/tests/test_torch_ops.py python/tests/test_matmul_gpu.py) > pytest.log 2>&1
-  echo "pytest rc $? at $SECONDS s"; tail -n 3 pytest.log
-  tar czf $OUT/s28-tests.tar.gz tests.log pytest.log ;;
-*) echo "usage: command.sh skinny|tests" >&2; exit 2 ;;
+*) echo "usage: command.sh skinny" >&2; exit 2 ;;
 esac
