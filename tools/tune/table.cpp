@@ -271,11 +271,11 @@ TunedShape shape_of(const json& j, const std::string& where) {
   }
   // The winner and the heuristic's choice are candidates the same loop timed
   // (tuner.cpp): the winner the fastest of them, or none when none was timed.
-  const auto timed_candidate = [&](const Measured& m) {
+  const auto is_candidate = [&](const Measured& m) {
     return std::any_of(s.candidates.begin(), s.candidates.end(),
                        [&](const CandidateTiming& c) { return c.measured == m; });
   };
-  if (s.tuned && !timed_candidate(*s.tuned)) {
+  if (s.tuned && !is_candidate(*s.tuned)) {
     throw TableError(where + ".tuned: " + choice_name(*s.tuned) +
                      " is not one of the shape's candidates with that time");
   }
@@ -287,7 +287,7 @@ TunedShape shape_of(const json& j, const std::string& where) {
     throw TableError(where + ": \"tuned\" is null but candidate " + choice_name(*fastest) +
                      " has a time");
   }
-  if (!timed_candidate(s.heuristic)) {
+  if (!is_candidate(s.heuristic)) {
     throw TableError(where + ".heuristic: " + choice_name(s.heuristic) +
                      " is not one of the shape's candidates with that status and time");
   }
